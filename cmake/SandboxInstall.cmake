@@ -1,0 +1,18 @@
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(SANDBOX_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/sandbox")
+
+install(TARGETS sandbox EXPORT sandboxTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/sandbox" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT sandboxTargets NAMESPACE sandbox:: DESTINATION ${SANDBOX_CMAKE_DIR})
+
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/sandboxConfig.cmake.in"
+    "${PROJECT_BINARY_DIR}/sandboxConfig.cmake" INSTALL_DESTINATION ${SANDBOX_CMAKE_DIR})
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/sandboxConfigVersion.cmake"
+    COMPATIBILITY SameMajorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/sandboxConfig.cmake" "${PROJECT_BINARY_DIR}/sandboxConfigVersion.cmake"
+    DESTINATION ${SANDBOX_CMAKE_DIR})

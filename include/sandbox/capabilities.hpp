@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_CAPABILITIES_HPP
+#define SANDBOX_CAPABILITIES_HPP
+
+#include <string_view>
+
+namespace sandbox {
+
+/// How strongly a driver separates the command from the host, weakest first, so policy
+/// code can compare with >=.
+enum class isolation { none, namespaces, container };
+
+std::string_view to_string(isolation i) noexcept;
+
+/// What a runner really enforces, as opposed to what its policy asks for.
+struct capabilities {
+    isolation level = isolation::none;
+    bool network_isolated = false;     ///< network off unless the policy enables it
+    bool memory_enforced = false;      ///< memory_limit() is a hard limit
+    bool filesystem_confined = false;  ///< only /work, /tmp and the policy's paths are writable
+
+    friend bool operator==(const capabilities&, const capabilities&) = default;
+};
+
+}  // namespace sandbox
+
+#endif

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_COMMAND_HPP
+#define SANDBOX_COMMAND_HPP
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sandbox {
+
+/// An immutable argument vector: `argv::of({"ls", "-l"}).with("/tmp")`.
+class argv {
+public:
+    argv() = default;
+    explicit argv(std::vector<std::string> items) : items_(std::move(items)) {}
+
+    [[nodiscard]] static argv of(std::vector<std::string> items) { return argv(std::move(items)); }
+    [[nodiscard]] static argv of(std::initializer_list<std::string> items)
+    {
+        return argv(std::vector<std::string>(items));
+    }
+
+    /// A new argv with `item` appended; this one is unchanged.
+    [[nodiscard]] argv with(std::string item) const
+    {
+        auto items = items_;
+        items.push_back(std::move(item));
+        return argv(std::move(items));
+    }
+
+    const std::vector<std::string>& to_vector() const noexcept { return items_; }
+    std::size_t size() const noexcept { return items_.size(); }
+    bool empty() const noexcept { return items_.empty(); }
+
+    friend bool operator==(const argv&, const argv&) = default;
+
+private:
+    std::vector<std::string> items_;
+};
+
+/// A command and what to feed its stdin.
+struct command_spec {
+    sandbox::argv argv;
+    std::optional<std::string> stdin;
+
+    friend bool operator==(const command_spec&, const command_spec&) = default;
+};
+
+}  // namespace sandbox
+
+#endif

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_DETAIL_EXEC_MACHINE_HPP
+#define SANDBOX_DETAIL_EXEC_MACHINE_HPP
+
+#include <sandbox/exec_result.hpp>
+#include <sandbox/output.hpp>
+
+#include <chrono>
+#include <optional>
+#include <ostream>
+
+namespace sandbox::detail {
+
+/// The clocks of one execution.
+struct exec_timing {
+    std::chrono::nanoseconds wall{std::chrono::seconds(5)};
+    std::optional<std::chrono::nanoseconds> idle;
+    std::chrono::nanoseconds kill_grace{std::chrono::milliseconds(250)};
+    std::chrono::nanoseconds drain{std::chrono::milliseconds(250)};
+};
+
+enum class exec_phase {
+    running,      ///< the command runs; wall and idle clocks armed
+    terminating,  ///< SIGTERM sent to the group; waiting for the main process or the grace
+    killed,       ///< SIGKILL sent; waiting for the main process to die
+    draining,     ///< main process ended, leftovers killed; reading what the pipes still hold
+    done,         ///< reap and complete
+};
+
+std::ostream& operator<<(std::ostream& os, exec_phase p);
+
+/// What the I/O layer must do after an event, in field order.
+struct exec_actions {
+    int signal_group = 0;       ///< send this signal to the command's process group
+    bool close_stdin = false;   ///< stop feeding stdin
+    bool stop_reading = false;  ///< close the output pipes even if a writer still holds them
+    bool reap = false;          ///< reap the main process and complete
+
+    friend bool operator==(const exec_actions&, const exec_actions&) = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const exec_actions& a);
+
+/// The decision logic of one execution, free of I/O so it can be tested without processes:
+/// events go in, actions come out, and next_deadline() says when to call on_deadline().
+///
+/// - Wall and idle deadlines end the whole group: SIGTERM, then SIGKILL after the grace.
+/// - When the main process ends (it is a zombie, so its process group id cannot be reused),
+///   whatever it left behind gets SIGKILL at once; the pipes are read until EOF, or until the
+///   drain deadline if something out of reach still holds them; then reap.
+/// - Output only records the time: the idle deadline is checked lazily when it fires, so
+///   no timer is re-armed per chunk.
+class exec_machine {
+public:
+    using clock = std::chrono::steady_clock;
+
+    exec_machine(const exec_timing& timing, clock::time_point start) noexcept;
+
+    void on_output(clock::time_point now) noexcept { last_activity_ = now; }
+    exec_actions on_stream_closed(stream_kind k) noexcept;
+    exec_actions on_exit(clock::time_point now) noexcept;
+    exec_actions on_deadline(clock::time_point now) noexcept;
+    /// The awaiting operation was cancelled, or the output callback threw.
+    exec_actions on_cancel(clock::time_point now) noexcept;
+
+    /// When on_deadline() must next be called; time_point::max() when no clock runs.
+    clock::time_point next_deadline() const noexcept;
+
+    exec_phase phase() const noexcept { return phase_; }
+    bool cancelled() const noexcept { return cancelled_; }
+    std::optional<timeout_reason> timed_out() const noexcept { return reason_; }
+    bool main_exited() const noexcept { return exited_; }
+
+private:
+    exec_actions terminate(clock::time_point now) noexcept;
+    exec_actions finish_if_drained() noexcept;
+
+    exec_timing timing_;
+    exec_phase phase_ = exec_phase::running;
+    clock::time_point wall_deadline_;
+    clock::time_point idle_check_;  // when to look at last_activity_ next
+    clock::time_point last_activity_;
+    clock::time_point phase_deadline_ = clock::time_point::max();  // grace or drain
+    std::optional<timeout_reason> reason_;
+    bool cancelled_ = false;
+    bool exited_ = false;
+    bool out_open_ = true;
+    bool err_open_ = true;
+};
+
+}  // namespace sandbox::detail
+
+#endif

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_DETAIL_PROCESS_RUNNER_HPP
+#define SANDBOX_DETAIL_PROCESS_RUNNER_HPP
+
+#include <sandbox/detail/config.hpp>
+#include <sandbox/detail/exec_machine.hpp>
+#include <sandbox/exec_result.hpp>
+#include <sandbox/output.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sandbox::detail {
+
+/// What a driver hands the process runner: the real command line and how to clean up.
+struct launch_plan {
+    std::vector<std::string> argv;  ///< argv[0] without a slash is looked up on the parent's PATH
+    std::vector<std::string> env;   ///< "NAME=value", the launched program's whole environment
+    std::filesystem::path cwd;      ///< empty: the parent's
+    /// Prefix of the message when the program cannot be started, e.g. "Failed to start docker".
+    std::string failure_prefix = "Failed to start host process";
+    /// true: a start failure completes with launch_error; false: with a 127 result whose
+    /// stderr holds the message (the host driver's contract).
+    bool throw_on_start_failure = false;
+    /// Started (and reaped, never awaited) when the execution is being terminated by a timeout
+    /// or a cancellation, for engines whose client does not stop what it launched when
+    /// signalled (docker kill <name>).
+    std::vector<std::string> stop_argv;
+    /// Called once after the main process is reaped, whatever happened (also when the start
+    /// failed): removes work dirs and containers.
+    std::function<void()> cleanup;
+};
+
+struct run_limits {
+    exec_timing timing;
+    std::size_t stdout_cap = 1048576;
+    std::size_t stderr_cap = 1048576;
+};
+
+using run_signature = void(std::exception_ptr, exec_result);
+using run_handler = asio::any_completion_handler<run_signature>;
+
+/// Starts one execution. Completes once the main process is reaped, through the handler's
+/// associated executor: with a result (also for non-zero exits and timeouts), with
+/// system_error(operation_aborted) after a cancellation through the handler's cancellation
+/// slot, or with the exception thrown by `on_output`.
+void start_process(asio::any_io_executor ex, launch_plan plan, run_limits limits,
+                   std::optional<std::string> stdin_data, output_callback on_output, run_handler handler);
+
+template <typename CompletionToken>
+auto async_run_process(asio::any_io_executor ex, launch_plan plan, run_limits limits,
+                       std::optional<std::string> stdin_data, output_callback on_output, CompletionToken&& token)
+{
+    return asio::async_initiate<CompletionToken, run_signature>(
+        [](run_handler h, asio::any_io_executor ex, launch_plan plan, run_limits limits,
+           std::optional<std::string> stdin_data, output_callback on_output) {
+            start_process(std::move(ex), std::move(plan), limits, std::move(stdin_data), std::move(on_output),
+                          std::move(h));
+        },
+        token, std::move(ex), std::move(plan), limits, std::move(stdin_data), std::move(on_output));
+}
+
+/// Maps a wait status to (exit_code, term_signal): 128+N and N for a signal death.
+std::pair<int, int> decode_wait_status(int status) noexcept;
+
+}  // namespace sandbox::detail
+
+#endif

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_DRIVER_HPP
+#define SANDBOX_DRIVER_HPP
+
+#include <array>
+#include <string_view>
+
+namespace sandbox {
+
+/// Where a command runs.
+enum class driver { host, docker, podman, firejail, bubblewrap };
+
+inline constexpr std::array<driver, 5> all_drivers{driver::host, driver::docker, driver::podman,
+                                                   driver::firejail, driver::bubblewrap};
+
+std::string_view to_string(driver d) noexcept;
+
+/// Exact, lower-case names. Anything else throws std::invalid_argument
+/// "Unsupported sandbox driver: <name>. Allowed: host, docker, podman, firejail, bubblewrap".
+driver parse_driver(std::string_view name);
+
+}  // namespace sandbox
+
+#endif

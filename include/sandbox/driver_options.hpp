@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_DRIVER_OPTIONS_HPP
+#define SANDBOX_DRIVER_OPTIONS_HPP
+
+#include <chrono>
+#include <string>
+
+namespace sandbox {
+
+/// Driver settings that are not policy: which binary and image, and how executions end.
+struct driver_options {
+    /// Container image for docker and podman.
+    std::string image = "alpine:3";
+    /// The driver's binary. Empty: the DOCKER_BIN, PODMAN_BIN, FIREJAIL_BIN or BWRAP_BIN
+    /// variable, then PATH. Ignored by the host driver.
+    std::string binary;
+    /// After SIGTERM on a timeout or cancellation, how long the command gets before SIGKILL.
+    std::chrono::milliseconds kill_grace{250};
+    /// After the main process ends and whatever it left behind was killed, how long to keep
+    /// reading output from a process that escaped the kill (e.g. with setsid) and still holds
+    /// a pipe. Output still buffered in the pipes is always read; this bounds only the wait.
+    std::chrono::milliseconds drain_timeout{250};
+    /// Process limit inside isolating drivers (docker and podman --pids-limit, rlimits
+    /// elsewhere).
+    int pids_limit = 256;
+};
+
+}  // namespace sandbox
+
+#endif

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_ENVIRONMENT_HPP
+#define SANDBOX_ENVIRONMENT_HPP
+
+#include <sandbox/execution_policy.hpp>
+
+#include <array>
+#include <string_view>
+
+namespace sandbox {
+
+/// Variables never passed to a command, whatever the policy says. Matched case-insensitively;
+/// a trailing '*' matches any suffix (so "RUBY*" blocks RUBY and RUBYOPT).
+inline constexpr std::array<std::string_view, 22> blocked_env_patterns{
+    "LD_PRELOAD",       "LD_LIBRARY_PATH",       "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH",
+    "PHP_INI_SCAN_DIR", "PHPRC",                 "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS",
+    "GCP_*",            "AZURE_CLIENT_ID",       "AZURE_CLIENT_SECRET",
+    "GEM_HOME",         "GEM_PATH",              "RUBY*",
+    "NODE_OPTIONS",     "NPM_*",                 "PYTHON*",
+    "PIP_*",
+};
+
+/// True when `name` matches one of blocked_env_patterns.
+bool is_blocked_env_name(std::string_view name) noexcept;
+
+/// The environment a command gets under `policy`: the parent's environment when
+/// inherit_env(), overlaid by env() (a name already present keeps its place), minus the
+/// blocked names.
+env_list child_environment(const execution_policy& policy);
+
+/// The parent's environment, in order.
+env_list current_environment();
+
+}  // namespace sandbox
+
+#endif

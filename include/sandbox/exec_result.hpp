@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_EXEC_RESULT_HPP
+#define SANDBOX_EXEC_RESULT_HPP
+
+#include <sandbox/detail/config.hpp>
+
+#include <boost/json/fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sandbox {
+
+namespace exit_codes {
+inline constexpr int timeout = 124;            ///< GNU timeout convention
+inline constexpr int command_not_found = 127;  ///< the command could not be started
+}  // namespace exit_codes
+
+/// Which clock ended a timed-out execution.
+enum class timeout_reason { wall, idle };
+
+std::string_view to_string(timeout_reason r) noexcept;
+
+/// Resource usage of the command's main process and the children it waited for (wait4).
+struct resource_usage {
+    std::chrono::nanoseconds user_cpu{0};
+    std::chrono::nanoseconds system_cpu{0};
+    std::uint64_t max_rss_bytes = 0;
+
+    friend bool operator==(const resource_usage&, const resource_usage&) = default;
+};
+
+/// The outcome of one execution. A non-zero exit is a result, not an error.
+struct exec_result {
+    std::string out;                       ///< retained tail of stdout
+    std::string err;                       ///< retained tail of stderr
+    int exit_code = 0;                     ///< exit status; 128+N if killed by signal N; 124 on timeout
+    std::chrono::nanoseconds duration{0};  ///< from spawn to reap
+    bool timed_out = false;
+    bool truncated_out = false;
+    bool truncated_err = false;
+    std::optional<timeout_reason> timeout;  ///< wall or idle, set when timed_out
+    int term_signal = 0;                    ///< signal that ended the process, 0 if it exited
+    resource_usage usage;
+
+    bool success() const noexcept { return exit_code == 0 && !timed_out; }
+    /// out + ("\n" if both are non-empty) + err
+    std::string combined_output() const;
+
+    friend bool operator==(const exec_result&, const exec_result&) = default;
+};
+
+// JSON keys, in order: stdout, stderr, exit_code, duration (seconds), timed_out,
+// truncated_stdout, truncated_stderr, success, timeout_reason (null, "wall", "idle"),
+// term_signal, usage {user_cpu_seconds, system_cpu_seconds, max_rss_bytes}.
+// value_to accepts any subset of these keys (missing ones take defaults; "success" is
+// derived and ignored) and throws std::invalid_argument naming a bad key.
+void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const exec_result& r);
+exec_result tag_invoke(const boost::json::value_to_tag<exec_result>&, const boost::json::value& jv);
+
+}  // namespace sandbox
+
+#endif

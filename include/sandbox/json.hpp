@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_JSON_HPP
+#define SANDBOX_JSON_HPP
+
+// Boost.JSON conversions of the value types, and text shortcuts.
+#include <sandbox/exec_result.hpp>
+#include <sandbox/execution_policy.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <boost/json/value_from.hpp>
+#include <boost/json/value_to.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace sandbox {
+
+/// One line of JSON, keys in the documented order.
+std::string to_json(const exec_result& r);
+std::string to_json(const execution_policy& p);
+
+/// Parses a policy from JSON text. Throws std::invalid_argument naming a bad key, or
+/// boost::system::system_error for text that is not JSON.
+execution_policy policy_from_json(std::string_view text);
+
+}  // namespace sandbox
+
+#endif

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSL-1.0
+#include <sandbox/command_runner.hpp>
+#include <sandbox/errors.hpp>
+
+#include "runners.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+namespace sandbox {
+
+command_runner::~command_runner() = default;
+
+namespace {
+
+// Stands in for a driver whose launch plan is not available in this build.
+class unavailable_runner final : public command_runner {
+public:
+    unavailable_runner(execution_policy policy, driver d) : policy_(std::move(policy)), driver_(d) {}
+    const execution_policy& policy() const override { return policy_; }
+    capabilities caps() const override { return {}; }
+    asio::awaitable<exec_result> execute(std::vector<std::string>, std::optional<std::string>, output_callback) override
+    {
+        throw launch_error("Failed to start " + std::string(to_string(driver_)) + ": not implemented yet");
+        co_return exec_result{};
+    }
+
+private:
+    execution_policy policy_;
+    driver driver_;
+};
+
+}  // namespace
+
+std::unique_ptr<command_runner> make_runner(execution_policy policy, driver d, driver_options options)
+{
+    switch (d) {
+    case driver::host: return detail::make_host_runner(std::move(policy), std::move(options));
+    default: break;
+    }
+    return std::make_unique<unavailable_runner>(std::move(policy), d);
+}
+
+std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string_view driver_name,
+                                            driver_options options)
+{
+    return make_runner(std::move(policy), parse_driver(driver_name), std::move(options));
+}
+
+exec_result run_sync(command_runner& runner, std::vector<std::string> argv, std::optional<std::string> stdin_data,
+                     output_callback on_output)
+{
+    asio::io_context ctx;
+    std::exception_ptr error;
+    exec_result result;
+    asio::co_spawn(ctx, runner.execute(std::move(argv), std::move(stdin_data), std::move(on_output)),
+                   [&](std::exception_ptr e, exec_result r) {
+                       error = e;
+                       result = std::move(r);
+                   });
+    ctx.run();
+    if (error) std::rethrow_exception(error);
+    return result;
+}
+
+}  // namespace sandbox

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSL-1.0
+#include <sandbox/exec_result.hpp>
+
+#include "json_util.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace sandbox {
+
+std::string_view to_string(timeout_reason r) noexcept { return r == timeout_reason::wall ? "wall" : "idle"; }
+
+std::string exec_result::combined_output() const
+{
+    std::string s = out;
+    if (!out.empty() && !err.empty()) s += '\n';
+    s += err;
+    return s;
+}
+
+namespace {
+
+double to_seconds(std::chrono::nanoseconds ns) { return std::chrono::duration<double>(ns).count(); }
+
+std::chrono::nanoseconds from_seconds(const json::value& v, std::string_view what, std::string_view key)
+{
+    const double s = detail::json_number(v, what, key);
+    if (!std::isfinite(s) || s < 0 || s > 1e9)
+        throw std::invalid_argument(detail::json_key_error(what, key, "must be a number of seconds >= 0"));
+    return std::chrono::nanoseconds(std::llround(s * 1e9));
+}
+
+}  // namespace
+
+void tag_invoke(const json::value_from_tag&, json::value& jv, const exec_result& r)
+{
+    json::object o;
+    o["stdout"] = r.out;
+    o["stderr"] = r.err;
+    o["exit_code"] = r.exit_code;
+    o["duration"] = to_seconds(r.duration);
+    o["timed_out"] = r.timed_out;
+    o["truncated_stdout"] = r.truncated_out;
+    o["truncated_stderr"] = r.truncated_err;
+    o["success"] = r.success();
+    o["timeout_reason"] = r.timeout ? json::value(to_string(*r.timeout)) : json::value(nullptr);
+    o["term_signal"] = r.term_signal;
+    o["usage"] = json::object{
+        {"user_cpu_seconds", to_seconds(r.usage.user_cpu)},
+        {"system_cpu_seconds", to_seconds(r.usage.system_cpu)},
+        {"max_rss_bytes", r.usage.max_rss_bytes},
+    };
+    jv = std::move(o);
+}
+
+exec_result tag_invoke(const json::value_to_tag<exec_result>&, const json::value& jv)
+{
+    constexpr std::string_view what = "exec_result";
+    const auto* obj = jv.if_object();
+    if (!obj) throw std::invalid_argument("exec_result: JSON must be an object");
+    exec_result r;
+    for (const auto& [k, v] : *obj) {
+        const std::string_view key = k;
+        if (key == "stdout") r.out = detail::json_string(v, what, key);
+        else if (key == "stderr") r.err = detail::json_string(v, what, key);
+        else if (key == "exit_code") r.exit_code = static_cast<int>(detail::json_integer(v, what, key));
+        else if (key == "duration") r.duration = from_seconds(v, what, key);
+        else if (key == "timed_out") r.timed_out = detail::json_bool(v, what, key);
+        else if (key == "truncated_stdout") r.truncated_out = detail::json_bool(v, what, key);
+        else if (key == "truncated_stderr") r.truncated_err = detail::json_bool(v, what, key);
+        else if (key == "success") (void)detail::json_bool(v, what, key);  // derived
+        else if (key == "timeout_reason") {
+            if (v.is_null()) r.timeout.reset();
+            else {
+                const auto s = detail::json_string(v, what, key);
+                if (s == "wall") r.timeout = timeout_reason::wall;
+                else if (s == "idle") r.timeout = timeout_reason::idle;
+                else throw std::invalid_argument(detail::json_key_error(what, key, "must be null, \"wall\" or \"idle\""));
+            }
+        } else if (key == "term_signal") r.term_signal = static_cast<int>(detail::json_integer(v, what, key));
+        else if (key == "usage") {
+            const auto* u = v.if_object();
+            if (!u) throw std::invalid_argument(detail::json_key_error(what, key, "must be an object"));
+            for (const auto& [uk, uv] : *u) {
+                if (uk == "user_cpu_seconds") r.usage.user_cpu = from_seconds(uv, what, "usage.user_cpu_seconds");
+                else if (uk == "system_cpu_seconds") r.usage.system_cpu = from_seconds(uv, what, "usage.system_cpu_seconds");
+                else if (uk == "max_rss_bytes") r.usage.max_rss_bytes = detail::json_unsigned(uv, what, "usage.max_rss_bytes");
+                else throw std::invalid_argument(detail::json_key_error(what, "usage." + std::string(uk), "is not a known key"));
+            }
+        } else {
+            throw std::invalid_argument(detail::json_key_error(what, key, "is not a known key"));
+        }
+    }
+    return r;
+}
+
+}  // namespace sandbox

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: BSL-1.0
+// The host driver: the command runs as a plain child in base_dir(), in its own process group,
+// with the policy's environment. Nothing else is enforced (see caps()).
+#include "runners.hpp"
+
+#include <sandbox/detail/process_runner.hpp>
+#include <sandbox/environment.hpp>
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace sandbox::detail {
+
+namespace {
+
+class host_runner final : public command_runner {
+public:
+    host_runner(execution_policy policy, driver_options options)
+        : policy_(std::move(policy)), options_(std::move(options))
+    {
+    }
+
+    const execution_policy& policy() const override { return policy_; }
+
+    capabilities caps() const override
+    {
+        return {.level = isolation::none, .network_isolated = false, .memory_enforced = false,
+                .filesystem_confined = false};
+    }
+
+    asio::awaitable<exec_result> execute(std::vector<std::string> argv, std::optional<std::string> stdin_data,
+                                         output_callback on_output) override
+    {
+        launch_plan plan{.argv = std::move(argv), .env = env_strings(child_environment(policy_)),
+                         .cwd = policy_.base_dir()};
+        auto ex = co_await asio::this_coro::executor;
+        co_return co_await async_run_process(std::move(ex), std::move(plan), limits_for(policy_, options_),
+                                             std::move(stdin_data), std::move(on_output), asio::use_awaitable);
+    }
+
+private:
+    execution_policy policy_;
+    driver_options options_;
+};
+
+}  // namespace
+
+std::vector<std::string> env_strings(const env_list& env)
+{
+    std::vector<std::string> out;
+    out.reserve(env.size());
+    for (const auto& [name, value] : env) out.push_back(name + '=' + value);
+    return out;
+}
+
+run_limits limits_for(const execution_policy& policy, const driver_options& options)
+{
+    run_limits limits;
+    limits.timing.wall = policy.timeout();
+    if (policy.idle_timeout()) limits.timing.idle = *policy.idle_timeout();
+    limits.timing.kill_grace = options.kill_grace;
+    limits.timing.drain = options.drain_timeout;
+    limits.stdout_cap = policy.stdout_limit_bytes();
+    limits.stderr_cap = policy.stderr_limit_bytes();
+    return limits;
+}
+
+std::unique_ptr<command_runner> make_host_runner(execution_policy policy, driver_options options)
+{
+    return std::make_unique<host_runner>(std::move(policy), std::move(options));
+}
+
+}  // namespace sandbox::detail

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: BSL-1.0
+//
+// The one process runner every driver launches through: spawn, pipes, clocks, caps, kill,
+// reap. Written against the OS and Asio directly rather than Boost.Process v2, because the
+// 1.81 v2 launcher forks (cost grows with the parent's memory), has no process groups, and
+// waits with a blocking waitpid; here posix_spawn, a pidfd and the process group do that.
+//
+// All state of one execution lives on its own strand, so an io_context run by several
+// threads is safe. The decisions (when to signal, when to stop reading, when to reap) are
+// made by exec_machine; this file only performs them.
+
+#include <sandbox/detail/process_runner.hpp>
+#include <sandbox/detail/spawn.hpp>
+#include <sandbox/detail/tail_buffer.hpp>
+#include <sandbox/errors.hpp>
+
+#include <boost/asio/any_completion_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <memory>
+
+namespace sandbox::detail {
+
+std::pair<int, int> decode_wait_status(int status) noexcept
+{
+    if (WIFEXITED(status)) return {WEXITSTATUS(status), 0};
+    if (WIFSIGNALED(status)) return {128 + WTERMSIG(status), WTERMSIG(status)};
+    return {-1, 0};
+}
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+using error_code = boost::system::error_code;
+
+constexpr std::size_t scratch_size = 64 * 1024;
+// Reads in one turn on the strand before yielding to other work.
+constexpr int reads_per_turn = 16;
+
+// Direct reads land here: one buffer per thread instead of one per execution, so a thousand
+// quiet commands cost no read buffers. Data is handed on before the handler returns.
+char* scratch_buffer()
+{
+    thread_local std::unique_ptr<char[]> buf(new char[scratch_size]);
+    return buf.get();
+}
+
+std::chrono::nanoseconds to_ns(const timeval& tv)
+{
+    return std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
+}
+
+class execution : public std::enable_shared_from_this<execution> {
+public:
+    execution(asio::any_io_executor ex, launch_plan plan, run_limits limits, std::optional<std::string> stdin_data,
+              output_callback on_output, run_handler handler)
+        : strand_(asio::make_strand(ex)),
+          plan_(std::move(plan)),
+          limits_(limits),
+          stdin_(std::move(stdin_data)),
+          on_output_(std::move(on_output)),
+          handler_(std::move(handler)),
+          handler_work_(asio::prefer(asio::get_associated_executor(handler_, ex),
+                                     asio::execution::outstanding_work.tracked)),
+          slot_(asio::get_associated_cancellation_slot(handler_)),
+          pidfd_(strand_),
+          in_(strand_),
+          timer_(strand_),
+          out_(strand_, limits.stdout_cap),
+          err_(strand_, limits.stderr_cap)
+    {
+    }
+
+    // Called on the initiating thread, where the awaiting coroutine's slot may be touched.
+    void launch()
+    {
+        if (slot_.is_connected()) slot_.emplace<cancel_handler>(weak_from_this());
+        asio::dispatch(strand_, [self = shared_from_this()] { self->start(); });
+    }
+
+private:
+    void start()
+    {
+        started_ = true;
+        if (cancel_requested_) {
+            complete(std::make_exception_ptr(boost::system::system_error(asio::error::operation_aborted)), {});
+            return;
+        }
+        if (!plan_.stop_argv.empty()) stop_env_ = plan_.env;
+        spawn_request req{.argv = std::move(plan_.argv),
+                          .env = std::move(plan_.env),
+                          .cwd = std::move(plan_.cwd),
+                          .stdin_socket = stdin_ && !stdin_->empty()};
+        spawned_child child;
+        std::string what;
+        start_time_ = clock::now();
+        if (auto ec = spawn_child(req, child, what)) {
+            start_failed(plan_.failure_prefix + ": " + describe_spawn_error(req, ec, what));
+            return;
+        }
+        pid_ = child.pid;
+        machine_.emplace(limits_.timing, start_time_);
+
+        out_.d.assign(child.stdout_r.release());
+        err_.d.assign(child.stderr_r.release());
+        read_next(stream_kind::out);
+        read_next(stream_kind::err);
+        if (child.stdin_w) {
+            in_.assign(asio::local::stream_protocol(), child.stdin_w.release());
+            asio::async_write(in_, asio::buffer(*stdin_),
+                              [self = shared_from_this()](error_code, std::size_t) { self->close_stdin(); });
+        }
+        if (child.pidfd) {
+            pidfd_.assign(child.pidfd.release());
+            wait_exit();
+        } else {
+            poll_exit();
+        }
+        if (!finished_) arm_timer();
+    }
+    struct cancel_handler {
+        std::weak_ptr<execution> op;
+        void operator()(asio::cancellation_type_t) const
+        {
+            if (auto self = op.lock()) asio::dispatch(self->strand_, [self] { self->on_cancel(); });
+        }
+    };
+
+    struct output_stream {
+        output_stream(const asio::strand<asio::any_io_executor>& s, std::size_t cap) : d(s), tail(cap) {}
+        asio::posix::stream_descriptor d;
+        tail_buffer tail;
+        // Target of the one pending async read; everything after it goes to the scratch buffer.
+        std::array<char, 2048> first{};
+    };
+
+    output_stream& stream(stream_kind k) { return k == stream_kind::out ? out_ : err_; }
+
+    // ---- output ---------------------------------------------------------------------------
+
+    // async_read_some rather than async_wait: Asio performs it speculatively when the
+    // descriptor became readable while no operation was queued, so no wake-up is lost when
+    // another thread's epoll saw the edge first.
+    void read_next(stream_kind k)
+    {
+        auto& s = stream(k);
+        s.d.async_read_some(asio::buffer(s.first), [self = shared_from_this(), k](error_code ec, std::size_t n) {
+            self->on_read(k, ec, n);
+        });
+    }
+
+    void on_read(stream_kind k, error_code ec, std::size_t n)
+    {
+        auto& s = stream(k);
+        if (finished_ || !s.d.is_open()) return;
+        if (n > 0) deliver(k, {s.first.data(), n});
+        if (ec) {
+            stream_closed(k);
+            return;
+        }
+        read_available(k);
+    }
+
+    // Reads what the pipe holds right now without going back to the reactor.
+    void read_available(stream_kind k)
+    {
+        auto& s = stream(k);
+        char* buf = scratch_buffer();
+        for (int i = 0; i < reads_per_turn; ++i) {
+            if (finished_ || !s.d.is_open()) return;
+            const ssize_t n = ::read(s.d.native_handle(), buf, scratch_size);
+            if (n > 0) {
+                deliver(k, {buf, static_cast<std::size_t>(n)});
+                continue;
+            }
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                read_next(k);
+                return;
+            }
+            stream_closed(k);  // EOF or a read error
+            return;
+        }
+        asio::post(strand_, [self = shared_from_this(), k] { self->read_available(k); });
+    }
+
+    void deliver(stream_kind k, std::string_view chunk)
+    {
+        const auto now = clock::now();
+        machine_->on_output(now);
+        stream(k).tail.append(chunk);
+        if (!on_output_ || callback_error_) return;
+        try {
+            on_output_(k, chunk);
+        } catch (...) {
+            // The caller's callback failed: end the command and hand the exception back.
+            callback_error_ = std::current_exception();
+            apply(machine_->on_cancel(now));
+        }
+    }
+
+    void stream_closed(stream_kind k)
+    {
+        error_code ignored;
+        stream(k).d.close(ignored);
+        apply(machine_->on_stream_closed(k));
+    }
+
+    // ---- stdin, exit, timers --------------------------------------------------------------
+
+    void close_stdin()
+    {
+        error_code ignored;
+        if (in_.is_open()) in_.close(ignored);
+    }
+
+    bool exited_now() const
+    {
+        siginfo_t info{};
+        if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+            return errno == ECHILD;  // reaped behind our back (SIGCHLD ignored): it is gone
+        return info.si_pid == pid_;
+    }
+
+    void wait_exit()
+    {
+        pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, [self = shared_from_this()](error_code ec) {
+            if (!ec) self->on_exited();
+        });
+        // A wait is not speculative: if another thread's epoll consumed the exit edge before
+        // the wait was queued, nothing would wake it. Check once now that it is queued.
+        if (exited_now()) on_exited();
+    }
+
+    // Without pidfd (old kernels, strict seccomp profiles): poll with a backoff.
+    void poll_exit()
+    {
+        if (exited_now()) {
+            on_exited();
+            return;
+        }
+        if (!poll_timer_) poll_timer_.emplace(strand_);
+        poll_timer_->expires_after(poll_interval_);
+        poll_interval_ = std::min(poll_interval_ * 2, std::chrono::milliseconds(50));
+        poll_timer_->async_wait([self = shared_from_this()](error_code ec) {
+            if (!ec && !self->finished_ && !self->exit_seen_) self->poll_exit();
+        });
+    }
+
+    void on_exited()
+    {
+        if (finished_ || exit_seen_) return;
+        exit_seen_ = true;
+        apply(machine_->on_exit(clock::now()));
+    }
+
+    void on_cancel()
+    {
+        if (!started_) {
+            cancel_requested_ = true;
+            return;
+        }
+        if (finished_ || !machine_) return;
+        apply(machine_->on_cancel(clock::now()));
+    }
+
+    void arm_timer()
+    {
+        const auto deadline = machine_->next_deadline();
+        if (deadline == armed_) return;
+        armed_ = deadline;
+        ++timer_generation_;
+        if (deadline == clock::time_point::max()) {
+            timer_.cancel();
+            return;
+        }
+        timer_.expires_at(deadline);
+        timer_.async_wait([self = shared_from_this(), generation = timer_generation_](error_code ec) {
+            if (ec || self->finished_ || generation != self->timer_generation_) return;
+            self->armed_ = clock::time_point::max();
+            self->apply(self->machine_->on_deadline(clock::now()));
+        });
+    }
+
+    // ---- actions --------------------------------------------------------------------------
+
+    void apply(const exec_actions& a)
+    {
+        if (finished_) return;
+        if (a.close_stdin) close_stdin();
+        if (a.signal_group != 0) signal_group(a.signal_group);
+        if (a.stop_reading) {
+            error_code ignored;
+            out_.d.close(ignored);
+            err_.d.close(ignored);
+        }
+        if (a.reap) finish();
+        else arm_timer();
+    }
+
+    void signal_group(int sig)
+    {
+        // The main process is either alive or an unreaped zombie, so its pid, which is also
+        // the group id, cannot have been reused.
+        ::kill(-pid_, sig);
+        if (!exit_seen_ && pidfd_.is_open())  // in case it moved itself to another group
+            ::syscall(SYS_pidfd_send_signal, pidfd_.native_handle(), sig, nullptr, 0);
+        if (!exit_seen_ && machine_->phase() != exec_phase::draining) run_stop_command();
+    }
+
+    // Container clients do not stop the container when they are killed; the plan says how.
+    void run_stop_command()
+    {
+        if (plan_.stop_argv.empty() || stop_started_) return;
+        stop_started_ = true;
+        launch_plan stop{.argv = plan_.stop_argv, .env = stop_env_, .failure_prefix = plan_.failure_prefix};
+        run_limits limits;
+        limits.timing.wall = std::chrono::seconds(30);
+        start_process(strand_, std::move(stop), limits, std::nullopt, {},
+                      [](std::exception_ptr, exec_result) {});
+    }
+
+    void finish()
+    {
+        finished_ = true;
+        error_code ignored;
+        timer_.cancel();
+        if (poll_timer_) poll_timer_->cancel();
+        out_.d.close(ignored);
+        err_.d.close(ignored);
+        in_.close(ignored);
+        pidfd_.close(ignored);
+
+        int status = 0;
+        rusage ru{};
+        pid_t r = ::wait4(pid_, &status, WNOHANG, &ru);
+        if (r == 0) {  // cannot happen after an exit notification; never leave a zombie
+            ::kill(pid_, SIGKILL);
+            r = ::wait4(pid_, &status, 0, &ru);
+        }
+        const auto end = clock::now();
+
+        exec_result result;
+        result.truncated_out = out_.tail.truncated();
+        result.truncated_err = err_.tail.truncated();
+        result.out = out_.tail.take();
+        result.err = err_.tail.take();
+        if (r == pid_) {
+            std::tie(result.exit_code, result.term_signal) = decode_wait_status(status);
+            result.usage = {to_ns(ru.ru_utime), to_ns(ru.ru_stime), static_cast<std::uint64_t>(ru.ru_maxrss) * 1024};
+        } else {
+            result.exit_code = -1;  // reaped by someone else: the status is lost
+        }
+        if (auto reason = machine_->timed_out()) {
+            result.timed_out = true;
+            result.timeout = reason;
+            result.exit_code = exit_codes::timeout;
+        }
+        result.duration = end - start_time_;
+
+        run_cleanup();
+        std::exception_ptr ep = callback_error_;
+        if (!ep && machine_->cancelled())
+            ep = std::make_exception_ptr(boost::system::system_error(asio::error::operation_aborted));
+        complete(ep, std::move(result));
+    }
+
+    void start_failed(const std::string& message)
+    {
+        finished_ = true;
+        run_cleanup();
+        if (plan_.throw_on_start_failure) {
+            complete(std::make_exception_ptr(launch_error(message)), {});
+            return;
+        }
+        exec_result result;
+        result.exit_code = exit_codes::command_not_found;
+        result.err = message;
+        result.duration = clock::now() - start_time_;
+        if (on_output_) {
+            try {
+                on_output_(stream_kind::err, result.err);
+            } catch (...) {
+                complete(std::current_exception(), std::move(result));
+                return;
+            }
+        }
+        complete(nullptr, std::move(result));
+    }
+
+    void run_cleanup() noexcept
+    {
+        if (!plan_.cleanup) return;
+        try {
+            plan_.cleanup();
+        } catch (...) {  // cleanup is best effort and must not lose the result
+        }
+        plan_.cleanup = nullptr;
+    }
+
+    void complete(std::exception_ptr ep, exec_result result)
+    {
+        finished_ = true;
+        auto ex = handler_work_;
+        handler_work_ = {};
+        asio::dispatch(ex, [h = std::move(handler_), slot = slot_, ep, r = std::move(result)]() mutable {
+            // Cleared on the handler's executor, where the cancellation signal is emitted.
+            if (slot.is_connected()) slot.clear();
+            std::move(h)(ep, std::move(r));
+        });
+    }
+
+    asio::strand<asio::any_io_executor> strand_;
+    launch_plan plan_;
+    run_limits limits_;
+    std::optional<std::string> stdin_;
+    output_callback on_output_;
+    run_handler handler_;
+    asio::any_completion_executor handler_work_;
+    asio::cancellation_slot slot_;
+
+    asio::posix::stream_descriptor pidfd_;
+    asio::local::stream_protocol::socket in_;
+    asio::steady_timer timer_;
+    std::optional<asio::steady_timer> poll_timer_;
+    std::chrono::milliseconds poll_interval_{1};
+    output_stream out_;
+    output_stream err_;
+
+    std::optional<exec_machine> machine_;
+    clock::time_point start_time_{};
+    clock::time_point armed_ = clock::time_point::max();
+    std::uint64_t timer_generation_ = 0;
+    std::vector<std::string> stop_env_;
+    std::exception_ptr callback_error_;
+    pid_t pid_ = -1;
+    bool started_ = false;
+    bool cancel_requested_ = false;
+    bool exit_seen_ = false;
+    bool stop_started_ = false;
+    bool finished_ = false;
+};
+
+}  // namespace
+
+void start_process(asio::any_io_executor ex, launch_plan plan, run_limits limits,
+                   std::optional<std::string> stdin_data, output_callback on_output, run_handler handler)
+{
+    auto op = std::make_shared<execution>(ex, std::move(plan), limits, std::move(stdin_data), std::move(on_output),
+                                          std::move(handler));
+    op->launch();
+}
+
+}  // namespace sandbox::detail

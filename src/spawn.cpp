@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: BSL-1.0
+#include <sandbox/detail/spawn.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+namespace sandbox::detail {
+
+namespace {
+
+// Signals a server commonly ignores or blocks; an ignored disposition survives exec, so the
+// child gets them reset to default. Caught handlers are reset by exec anyway.
+constexpr std::array<int, 15> reset_signals{SIGPIPE, SIGCHLD, SIGHUP, SIGINT,  SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+                                            SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU, SIGXFSZ, SIGXCPU, SIGURG};
+
+struct file_actions {
+    posix_spawn_file_actions_t fa;
+    file_actions() { posix_spawn_file_actions_init(&fa); }
+    ~file_actions() { posix_spawn_file_actions_destroy(&fa); }
+    file_actions(const file_actions&) = delete;
+    file_actions& operator=(const file_actions&) = delete;
+};
+
+struct spawn_attr {
+    posix_spawnattr_t attr;
+    spawn_attr() { posix_spawnattr_init(&attr); }
+    ~spawn_attr() { posix_spawnattr_destroy(&attr); }
+    spawn_attr(const spawn_attr&) = delete;
+    spawn_attr& operator=(const spawn_attr&) = delete;
+};
+
+// Keeps our pipe ends off 0-2 in case the host process closed its standard descriptors:
+// otherwise dup2 onto the same number would keep close-on-exec set.
+int above_stdio(int fd)
+{
+    if (fd > 2) return fd;
+    int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    ::close(fd);
+    return moved;
+}
+
+std::error_code make_pipe(unique_fd& read_end, unique_fd& write_end)
+{
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return {errno, std::system_category()};
+    read_end.reset(above_stdio(p[0]));
+    write_end.reset(above_stdio(p[1]));
+    if (!read_end || !write_end) return {errno, std::system_category()};
+    return {};
+}
+
+std::error_code make_stdin_socket(unique_fd& child_end, unique_fd& parent_end)
+{
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return {errno, std::system_category()};
+    child_end.reset(above_stdio(sv[0]));
+    parent_end.reset(above_stdio(sv[1]));
+    if (!child_end || !parent_end) return {errno, std::system_category()};
+    // One direction only: the command reads, we write.
+    (void)::shutdown(child_end.get(), SHUT_WR);
+    (void)::shutdown(parent_end.get(), SHUT_RD);
+    return {};
+}
+
+std::error_code set_nonblocking(int fd)
+{
+    int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return {errno, std::system_category()};
+    return {};
+}
+
+bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
+
+}  // namespace
+
+std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::string& what)
+{
+    const auto invalid = std::make_error_code(std::errc::invalid_argument);
+    if (req.argv.empty() || req.argv.front().empty()) {
+        what = "argv is empty";
+        return invalid;
+    }
+    for (std::size_t i = 0; i < req.argv.size(); ++i)
+        if (has_nul(req.argv[i])) {
+            what = "argument " + std::to_string(i) + " contains a NUL byte";
+            return invalid;
+        }
+    for (const auto& e : req.env)
+        if (has_nul(e) || e.find('=') == std::string::npos) {
+            what = "environment entry is not NAME=value or contains NUL";
+            return invalid;
+        }
+
+    unique_fd in_r, in_w, out_r, out_w, err_r, err_w;
+    std::error_code ec;
+    if ((ec = make_pipe(out_r, out_w)) || (ec = make_pipe(err_r, err_w)) ||
+        (req.stdin_socket && (ec = make_stdin_socket(in_r, in_w)))) {
+        what = "cannot create pipes";
+        return ec;
+    }
+    if ((ec = set_nonblocking(out_r.get())) || (ec = set_nonblocking(err_r.get())) ||
+        (req.stdin_socket && (ec = set_nonblocking(in_w.get())))) {
+        what = "cannot make pipes non-blocking";
+        return ec;
+    }
+
+    file_actions fa;
+    int rc = 0;
+    if (req.stdin_socket) rc = posix_spawn_file_actions_adddup2(&fa.fa, in_r.get(), 0);
+    else rc = posix_spawn_file_actions_addopen(&fa.fa, 0, "/dev/null", O_RDONLY, 0);
+    if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, out_w.get(), 1);
+    if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, err_w.get(), 2);
+    if (!rc && !req.cwd.empty()) rc = posix_spawn_file_actions_addchdir_np(&fa.fa, req.cwd.c_str());
+    // One close_range in the child instead of trusting every descriptor to be close-on-exec.
+    if (!rc) rc = posix_spawn_file_actions_addclosefrom_np(&fa.fa, 3);
+
+    spawn_attr attr;
+    sigset_t empty, defaults;
+    sigemptyset(&empty);
+    sigemptyset(&defaults);
+    for (int sig : reset_signals) sigaddset(&defaults, sig);
+    // Own session: one kill(-pid) reaches the whole tree, and no controlling terminal.
+    if (!rc) rc = posix_spawnattr_setflags(&attr.attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (!rc) rc = posix_spawnattr_setsigmask(&attr.attr, &empty);
+    if (!rc) rc = posix_spawnattr_setsigdefault(&attr.attr, &defaults);
+    if (rc) {
+        what = "cannot prepare posix_spawn";
+        return {rc, std::system_category()};
+    }
+
+    std::vector<char*> argv;
+    argv.reserve(req.argv.size() + 1);
+    for (const auto& a : req.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    envp.reserve(req.env.size() + 1);
+    for (const auto& e : req.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+
+    pid_t pid = -1;
+    const bool search = req.argv.front().find('/') == std::string::npos;
+    rc = search ? ::posix_spawnp(&pid, argv[0], &fa.fa, &attr.attr, argv.data(), envp.data())
+                : ::posix_spawn(&pid, argv[0], &fa.fa, &attr.attr, argv.data(), envp.data());
+    if (rc != 0) {
+        what.clear();
+        return {rc, std::system_category()};
+    }
+
+    out.pid = pid;
+    // Nobody else can have reaped the child yet, so the pid still names it. pidfds are
+    // always close-on-exec.
+    out.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    out.stdin_w = std::move(in_w);
+    out.stdout_r = std::move(out_r);
+    out.stderr_r = std::move(err_r);
+    return {};
+}
+
+std::string describe_spawn_error(const spawn_request& req, std::error_code ec, const std::string& what)
+{
+    std::string s;
+    if (!req.argv.empty() && !req.argv.front().empty()) s = req.argv.front() + ": ";
+    if (!what.empty()) {
+        s += what;
+        if (ec != std::errc::invalid_argument) s += ": " + ec.message();
+        return s;
+    }
+    s += ec.message();
+    std::error_code cwd_ec;
+    if (!req.cwd.empty() && !std::filesystem::is_directory(req.cwd, cwd_ec))
+        s += " (working directory " + req.cwd.string() + " does not exist or is not a directory)";
+    return s;
+}
+
+}  // namespace sandbox::detail
