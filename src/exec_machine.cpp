@@ -123,12 +123,12 @@ exec_actions exec_machine::on_deadline(clock::time_point now) noexcept
 
 exec_actions exec_machine::on_cancel(clock::time_point now) noexcept
 {
-    if (phase_ == exec_phase::done || cancelled_) return {};
+    if (phase_ == exec_phase::done) return {};
     cancelled_ = true;
     switch (phase_) {
     case exec_phase::running: return terminate(now);
     case exec_phase::terminating:
-        // Asked twice: stop being polite.
+        // Asked again, or cancelled during a timeout's grace: stop being polite.
         phase_ = exec_phase::killed;
         phase_deadline_ = clock::time_point::max();
         return {.signal_group = SIGKILL};

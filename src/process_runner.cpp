@@ -90,6 +90,20 @@ public:
     {
     }
 
+    // Reached without finish() only when the io_context is destroyed with the execution still
+    // pending: nothing may outlive it, so kill and reap here (SIGKILL makes the wait short).
+    ~execution()
+    {
+        if (pid_ > 0 && !reaped_) {
+            ::kill(-pid_, SIGKILL);
+            ::kill(pid_, SIGKILL);
+            int status = 0;
+            while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+            }
+        }
+        run_cleanup();
+    }
+
     // Called on the initiating thread, where the awaiting coroutine's slot may be touched.
     void launch()
     {
@@ -244,7 +258,12 @@ private:
     void wait_exit()
     {
         pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, [self = shared_from_this()](error_code ec) {
-            if (!ec) self->on_exited();
+            if (ec || self->finished_ || self->exit_seen_) return;
+            // A wait may complete spuriously: with several threads, Asio's epoll reactor can
+            // hand a stale event of a just-closed descriptor to the state it reuses for this
+            // one. Acting on it would SIGKILL a live command, so ask the kernel.
+            if (self->exited_now()) self->on_exited();
+            else self->wait_exit();
         });
         // A wait is not speculative: if another thread's epoll consumed the exit edge before
         // the wait was queued, nothing would wake it. Check once now that it is queued.
@@ -357,6 +376,7 @@ private:
             ::kill(pid_, SIGKILL);
             r = ::wait4(pid_, &status, 0, &ru);
         }
+        reaped_ = true;
         const auto end = clock::now();
 
         exec_result result;
@@ -457,6 +477,7 @@ private:
     bool cancel_requested_ = false;
     bool exit_seen_ = false;
     bool stop_started_ = false;
+    bool reaped_ = false;
     bool finished_ = false;
 };
 

@@ -15,5 +15,6 @@
 #include <sandbox/json.hpp>
 #include <sandbox/mount.hpp>
 #include <sandbox/output.hpp>
+#include <sandbox/workspace.hpp>
 
 #endif

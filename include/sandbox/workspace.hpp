@@ -1,0 +1,3 @@
+#ifndef SANDBOX_WORKSPACE_HPP
+#define SANDBOX_WORKSPACE_HPP
+#endif

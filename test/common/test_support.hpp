@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: BSL-1.0
+// Helpers shared by the tests: running coroutines with a deadline, counting descriptors and
+// children, and the path of the helper child.
+#ifndef SANDBOX_TEST_SUPPORT_HPP
+#define SANDBOX_TEST_SUPPORT_HPP
+
+#include <sandbox/sandbox.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sandbox::test {
+
+using namespace std::chrono_literals;
+
+/// Path of the helper child (test/common/test_child.cpp).
+inline std::string child() { return SANDBOX_TEST_CHILD; }
+
+/// argv for the helper child in `mode`.
+inline std::vector<std::string> child_args(std::vector<std::string> args)
+{
+    args.insert(args.begin(), child());
+    return args;
+}
+
+/// Runs `make()`'s awaitable on `ctx` until it completes or `limit` passes (then fails the
+/// test instead of hanging) and returns its value, rethrowing its exception.
+template <typename T>
+T run_coro(asio::io_context& ctx, asio::awaitable<T> aw, std::chrono::steady_clock::duration limit = 60s)
+{
+    std::optional<T> value;
+    std::exception_ptr error;
+    bool done = false;
+    asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e, auto... v) {
+        error = e;
+        if constexpr (sizeof...(v) == 1) value.emplace(std::move(v)...);
+        done = true;
+    });
+    ctx.restart();
+    ctx.run_for(limit);
+    if (!done) BOOST_FAIL("coroutine did not complete within the time limit");
+    if (error) std::rethrow_exception(error);
+    if constexpr (!std::is_void_v<T>) return std::move(*value);
+}
+
+inline void run_coro(asio::io_context& ctx, asio::awaitable<void> aw, std::chrono::steady_clock::duration limit = 60s)
+{
+    std::exception_ptr error;
+    bool done = false;
+    asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e) {
+        error = e;
+        done = true;
+    });
+    ctx.restart();
+    ctx.run_for(limit);
+    if (!done) BOOST_FAIL("coroutine did not complete within the time limit");
+    if (error) std::rethrow_exception(error);
+}
+
+/// Number of open descriptors of this process.
+inline int open_fd_count()
+{
+    int n = 0;
+    if (DIR* d = opendir("/proc/self/fd")) {
+        while (dirent* e = readdir(d))
+            if (e->d_name[0] != '.') ++n;
+        closedir(d);
+    }
+    return n - 1;  // the directory stream itself
+}
+
+/// True when this process has an unreaped child (a zombie or a running one).
+inline bool has_children()
+{
+    siginfo_t info{};
+    return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0;
+}
+
+/// Pids of processes whose command line contains `needle` (excluding this process).
+inline std::vector<int> processes_matching(const std::string& needle)
+{
+    std::vector<int> pids;
+    DIR* d = opendir("/proc");
+    if (!d) return pids;
+    while (dirent* e = readdir(d)) {
+        const int pid = std::atoi(e->d_name);
+        if (pid <= 0 || pid == ::getpid()) continue;
+        std::ifstream f("/proc/" + std::string(e->d_name) + "/cmdline");
+        std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        for (auto& c : cmd)
+            if (c == '\0') c = ' ';
+        if (cmd.find(needle) != std::string::npos) {
+            std::ifstream st("/proc/" + std::string(e->d_name) + "/stat");
+            std::string stat((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+            const auto close = stat.rfind(')');
+            if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') continue;
+            pids.push_back(pid);
+        }
+    }
+    closedir(d);
+    return pids;
+}
+
+/// A unique scratch directory, removed at the end of the scope.
+struct temp_dir {
+    std::filesystem::path path;
+    temp_dir()
+    {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "sandbox-test-XXXXXX").string();
+        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+        path = tmpl;
+    }
+    ~temp_dir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+};
+
+/// True when the variable CI is "true": tests must then never skip a driver.
+inline bool running_in_ci()
+{
+    const char* ci = std::getenv("CI");
+    return ci && std::string(ci) == "true";
+}
+
+}  // namespace sandbox::test
+
+#endif

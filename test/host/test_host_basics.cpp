@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: BSL-1.0
+// The host driver against real processes: exit codes, stdin, environment, descriptors.
+#include "host_fixture.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <sstream>
+
+using namespace sandbox;
+using namespace sandbox::test;
+
+BOOST_FIXTURE_TEST_SUITE(test_host_basics, host_fixture)
+
+BOOST_AUTO_TEST_CASE(echo_succeeds)
+{
+    const auto r = run({"echo", "hello"});
+    BOOST_TEST(r.success());
+    BOOST_TEST(r.exit_code == 0);
+    BOOST_TEST(r.out == "hello\n");
+    BOOST_TEST(r.err.empty());
+    BOOST_TEST(!r.timed_out);
+    BOOST_TEST(!r.timeout.has_value());
+    BOOST_TEST(r.term_signal == 0);
+    BOOST_TEST(r.duration.count() > 0);
+}
+
+BOOST_AUTO_TEST_CASE(exit_codes_are_reported)
+{
+    for (int code : {0, 1, 3, 42, 255}) {
+        const auto r = run(child_args({"exit", std::to_string(code)}));
+        BOOST_TEST(r.exit_code == code);
+        BOOST_TEST(r.success() == (code == 0));
+    }
+    const auto r = sh("echo out; echo err >&2; exit 7");
+    BOOST_TEST(r.exit_code == 7);
+    BOOST_TEST(r.out == "out\n");
+    BOOST_TEST(r.err == "err\n");
+    BOOST_TEST(r.combined_output() == "out\n\nerr\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_signal_death_is_128_plus_n)
+{
+    const auto r = sh("kill -9 $$");
+    BOOST_TEST(r.exit_code == 137);
+    BOOST_TEST(r.term_signal == 9);
+    BOOST_TEST(!r.timed_out);
+    const auto t = sh("kill -TERM $$");
+    BOOST_TEST(t.exit_code == 143);
+    BOOST_TEST(t.term_signal == 15);
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_command_is_127_not_an_exception)
+{
+    const auto r = run({"__missing_command__"});
+    BOOST_TEST(!r.success());
+    BOOST_TEST(r.exit_code == 127);
+    BOOST_TEST((r.err.rfind("Failed to start host process", 0) == 0));
+    BOOST_TEST(r.err.find("__missing_command__") != std::string::npos);
+    BOOST_TEST(r.err.find("No such file or directory") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_base_dir_is_127_and_named)
+{
+    policy = policy.with_base_dir("/nonexistent-sandbox-dir");
+    const auto r = run({"true"});
+    BOOST_TEST(r.exit_code == 127);
+    BOOST_TEST(r.err.find("/nonexistent-sandbox-dir") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_argv_is_127_with_the_reason)
+{
+    const auto r = run({});
+    BOOST_TEST(r.exit_code == 127);
+    BOOST_TEST((r.err == "Failed to start host process: argv is empty"));
+    const auto nul = run({"echo", std::string("a\0b", 3)});
+    BOOST_TEST(nul.exit_code == 127);
+    BOOST_TEST(nul.err.find("argument 1 contains a NUL byte") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(runs_in_base_dir)
+{
+    temp_dir dir;
+    policy = execution_policy::in(dir.path);
+    const auto r = run(child_args({"print-cwd"}));
+    BOOST_TEST(r.out == dir.path.string() + "\n");
+}
+
+BOOST_AUTO_TEST_CASE(stdin_is_delivered_then_eof)
+{
+    BOOST_TEST(run({"cat"}, std::string("hello\n")).out == "hello\n");
+    // No stdin, or empty stdin: EOF at once, so cat ends.
+    const auto none = run({"cat"});
+    BOOST_TEST(none.success());
+    BOOST_TEST(none.out.empty());
+    BOOST_TEST(run({"cat"}, std::string()).success());
+}
+
+BOOST_AUTO_TEST_CASE(eight_mib_round_trip_through_cat)
+{
+    std::string data(8 << 20, '\0');
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + (i * 7 + i / 4096) % 26);
+    policy = policy.with_output_caps(16 << 20, 1 << 20);
+    const auto r = run({"cat"}, data);
+    BOOST_TEST(r.success());
+    BOOST_TEST(!r.truncated_out);
+    BOOST_TEST(r.out.size() == data.size());
+    BOOST_TEST((r.out == data));
+}
+
+BOOST_AUTO_TEST_CASE(stdin_larger_than_the_socket_buffer_is_counted)
+{
+    const auto r = run(child_args({"stdin-count"}), std::string(3 << 20, 'z'));
+    BOOST_TEST(r.out == std::to_string(3 << 20) + "\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_command_closing_stdin_early_does_not_hurt_the_parent)
+{
+    // head stops reading after 10 bytes; the rest of the write fails with EPIPE, never SIGPIPE.
+    const auto r = run({"head", "-c", "10"}, "0123456789" + std::string(4 << 20, 'x'));
+    BOOST_TEST(r.success());
+    BOOST_TEST(r.out == "0123456789");
+}
+
+BOOST_AUTO_TEST_CASE(only_descriptors_0_1_2_reach_the_child)
+{
+    // Open a few descriptors without close-on-exec in this process first.
+    const int fd1 = ::open("/dev/null", O_RDONLY);
+    const int fd2 = ::dup(1);
+    BOOST_TEST(run(child_args({"print-fds"})).out == "0 1 2\n");
+    BOOST_TEST(run(child_args({"print-fds"}), std::string("x")).out == "0 1 2\n");
+    const auto ls = run({"ls", "/proc/self/fd"});
+    BOOST_TEST(ls.out == "0\n1\n2\n3\n");  // 3 is ls's own directory stream
+    ::close(fd1);
+    ::close(fd2);
+}
+
+BOOST_AUTO_TEST_CASE(signals_are_neither_blocked_nor_ignored_in_the_child)
+{
+    // A server typically ignores SIGPIPE; the child must not inherit that.
+    auto old = ::signal(SIGPIPE, SIG_IGN);
+    sigset_t set, prev;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    ::pthread_sigmask(SIG_BLOCK, &set, &prev);
+    const auto r = run(child_args({"print-signals"}));
+    ::pthread_sigmask(SIG_SETMASK, &prev, nullptr);
+    ::signal(SIGPIPE, old);
+    // Only the standard signals: glibc's posix_spawn leaves its two internal real-time
+    // signals (32, 33) ignored in every child, whoever spawns it.
+    auto mask = [&](const std::string& key) {
+        const auto pos = r.out.find(key);
+        BOOST_REQUIRE(pos != std::string::npos);
+        return std::stoull(r.out.substr(pos + key.size()), nullptr, 16) & 0x7fffffffULL;
+    };
+    BOOST_TEST(mask("SigBlk:\t") == 0u, r.out);
+    BOOST_TEST(mask("SigIgn:\t") == 0u, r.out);
+}
+
+BOOST_AUTO_TEST_CASE(environment_is_only_the_policy_env_by_default)
+{
+    ::setenv("SANDBOX_TEST_PARENT_ONLY", "parent", 1);
+    policy = policy.with_env({{"APP_ENV", "test"}, {"B", "2"}});
+    const auto r = run(child_args({"print-env"}));
+    BOOST_TEST(r.out == "APP_ENV=test\nB=2\n");
+}
+
+BOOST_AUTO_TEST_CASE(environment_inherit_overlay_and_blocklist)
+{
+    ::setenv("SANDBOX_TEST_INHERITED", "parent", 1);
+    ::setenv("SANDBOX_TEST_OVERRIDDEN", "parent", 1);
+    ::setenv("LD_PRELOAD", "/evil.so", 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    ::setenv("npm_config_x", "1", 1);
+    policy = policy.with_env({{"SANDBOX_TEST_OVERRIDDEN", "policy"}, {"PYTHONPATH", "/x"}, {"NEW", "1"}}, true);
+    const auto out = run(child_args({"print-env"})).out;
+    ::unsetenv("LD_PRELOAD");
+    ::unsetenv("AWS_SECRET_ACCESS_KEY");
+    ::unsetenv("npm_config_x");
+    BOOST_TEST(out.find("SANDBOX_TEST_INHERITED=parent\n") != std::string::npos);
+    BOOST_TEST(out.find("SANDBOX_TEST_OVERRIDDEN=policy\n") != std::string::npos);
+    BOOST_TEST(out.find("SANDBOX_TEST_OVERRIDDEN=parent") == std::string::npos);
+    BOOST_TEST(out.find("NEW=1\n") != std::string::npos);
+    BOOST_TEST(out.find("PATH=") != std::string::npos);
+    BOOST_TEST(out.find("LD_PRELOAD") == std::string::npos);
+    BOOST_TEST(out.find("AWS_SECRET_ACCESS_KEY") == std::string::npos);
+    BOOST_TEST(out.find("PYTHONPATH") == std::string::npos);
+    BOOST_TEST(out.find("npm_config_x") == std::string::npos);  // NPM_* matches case-insensitively
+}
+
+BOOST_AUTO_TEST_CASE(argv0_is_found_on_the_parent_path_even_with_an_empty_child_env)
+{
+    BOOST_TEST(policy.env().empty());
+    const auto r = run({"sh", "-c", "echo $PATH; exit 0"});
+    BOOST_TEST(r.success());
+}
+
+BOOST_AUTO_TEST_CASE(usage_is_reported)
+{
+    const auto r = run(child_args({"alloc", "64"}));
+    BOOST_TEST(r.out == "allocated\n");
+    BOOST_TEST(r.usage.max_rss_bytes >= 64u << 20);
+    BOOST_TEST(r.usage.user_cpu.count() + r.usage.system_cpu.count() > 0);
+}
+
+BOOST_AUTO_TEST_CASE(caps_report_no_isolation)
+{
+    const auto c = runner()->caps();
+    BOOST_TEST((c.level == isolation::none));
+    BOOST_TEST(!c.network_isolated);
+    BOOST_TEST(!c.memory_enforced);
+    BOOST_TEST(!c.filesystem_confined);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
