@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what building and testing the library needs on Debian 12. Idempotent.
+set -euo pipefail
+
+packages=(
+    g++ cmake make pkg-config
+    libboost1.81-dev libboost-json1.81-dev libboost-test1.81-dev
+    util-linux procps python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}"
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

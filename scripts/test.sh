@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sets up everything the tests need (build dependencies and the real engines: Docker,
+# Podman, bubblewrap, firejail), builds, and runs the whole suite twice: a normal build
+# and an AddressSanitizer + UndefinedBehaviorSanitizer build. Fails when a test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+if [ -x scripts/setup-engines.sh ]; then
+    scripts/setup-engines.sh
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+run_suite() {
+    local dir=$1
+    shift
+    scripts/build.sh "$dir" "$@"
+    (cd "$dir" && ctest --output-on-failure --timeout 900 -j "$jobs")
+}
+
+echo "== normal build"
+run_suite build
+echo "== sanitizer build (ASan + UBSan)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_suite build-sanitize -DSANDBOX_ENABLE_SANITIZERS=ON -DSANDBOX_BUILD_BENCH=OFF -DSANDBOX_INSTALL=OFF
+echo "all tests passed"
