@@ -13,32 +13,12 @@ command_runner::~command_runner() = default;
 
 namespace {
 
-// Stands in for a driver whose launch plan is not available in this build.
-class unavailable_runner final : public command_runner {
-public:
-    unavailable_runner(execution_policy policy, driver d) : policy_(std::move(policy)), driver_(d) {}
-    const execution_policy& policy() const override { return policy_; }
-    capabilities caps() const override { return {}; }
-    asio::awaitable<exec_result> execute(std::vector<std::string>, std::optional<std::string>, output_callback) override
-    {
-        throw launch_error("Failed to start " + std::string(to_string(driver_)) + ": not implemented yet");
-        co_return exec_result{};
-    }
-
-private:
-    execution_policy policy_;
-    driver driver_;
-};
-
 }  // namespace
 
 std::unique_ptr<command_runner> make_runner(execution_policy policy, driver d, driver_options options)
 {
-    switch (d) {
-    case driver::host: return detail::make_host_runner(std::move(policy), std::move(options));
-    default: break;
-    }
-    return std::make_unique<unavailable_runner>(std::move(policy), d);
+    if (d == driver::host) return detail::make_host_runner(std::move(policy), std::move(options));
+    return detail::make_isolating_runner(std::move(policy), std::move(options), d);
 }
 
 std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string_view driver_name,

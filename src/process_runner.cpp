@@ -17,6 +17,7 @@
 #include <boost/asio/any_completion_executor.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -69,6 +70,19 @@ std::chrono::nanoseconds to_ns(const timeval& tv)
     return std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
 }
 
+// Runs a command to completion on this thread, output discarded. Only for the teardown path
+// where no io_context is left to run it on.
+void run_blocking(const std::vector<std::string>& argv, const std::vector<std::string>& env) noexcept
+{
+    spawn_request req{.argv = argv, .env = env};
+    spawned_child child;
+    std::string what;
+    if (spawn_child(req, child, what)) return;
+    int status = 0;  // the pipes stay open until the end: the output is tiny
+    while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+}
+
 class execution : public std::enable_shared_from_this<execution> {
 public:
     execution(asio::any_io_executor ex, launch_plan plan, run_limits limits, std::optional<std::string> stdin_data,
@@ -101,6 +115,7 @@ public:
             while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
             }
         }
+        if (pid_ > 0 && !plan_.cleanup_argv.empty()) run_blocking(plan_.cleanup_argv, cleanup_env_);
         run_cleanup();
     }
 
@@ -119,7 +134,7 @@ private:
             complete(std::make_exception_ptr(boost::system::system_error(asio::error::operation_aborted)), {});
             return;
         }
-        if (!plan_.stop_argv.empty()) stop_env_ = plan_.env;
+        if (!plan_.cleanup_argv.empty()) cleanup_env_ = plan_.env;
         spawn_request req{.argv = std::move(plan_.argv),
                           .env = std::move(plan_.env),
                           .cwd = std::move(plan_.cwd),
@@ -343,19 +358,6 @@ private:
         ::kill(-pid_, sig);
         if (!exit_seen_ && pidfd_.is_open())  // in case it moved itself to another group
             ::syscall(SYS_pidfd_send_signal, pidfd_.native_handle(), sig, nullptr, 0);
-        if (!exit_seen_ && machine_->phase() != exec_phase::draining) run_stop_command();
-    }
-
-    // Container clients do not stop the container when they are killed; the plan says how.
-    void run_stop_command()
-    {
-        if (plan_.stop_argv.empty() || stop_started_) return;
-        stop_started_ = true;
-        launch_plan stop{.argv = plan_.stop_argv, .env = stop_env_, .failure_prefix = plan_.failure_prefix};
-        run_limits limits;
-        limits.timing.wall = std::chrono::seconds(30);
-        start_process(strand_, std::move(stop), limits, std::nullopt, {},
-                      [](std::exception_ptr, exec_result) {});
     }
 
     void finish()
@@ -397,11 +399,34 @@ private:
         }
         result.duration = end - start_time_;
 
-        run_cleanup();
         std::exception_ptr ep = callback_error_;
         if (!ep && machine_->cancelled())
             ep = std::make_exception_ptr(boost::system::system_error(asio::error::operation_aborted));
+
+        const bool ended_by_us = machine_->timed_out() || machine_->cancelled();
+        if (ended_by_us && !plan_.cleanup_argv.empty()) {
+            run_cleanup_command([self = shared_from_this(), ep, r = std::move(result)]() mutable {
+                self->run_cleanup();
+                self->complete(ep, std::move(r));
+            });
+            return;
+        }
+        run_cleanup();
         complete(ep, std::move(result));
+    }
+
+    // Runs plan_.cleanup_argv as an execution of its own, then `then`.
+    template <typename Then>
+    void run_cleanup_command(Then then)
+    {
+        launch_plan plan{.argv = std::exchange(plan_.cleanup_argv, {}), .env = cleanup_env_,
+                         .failure_prefix = plan_.failure_prefix};
+        run_limits limits;
+        limits.timing.wall = std::chrono::seconds(60);
+        start_process(strand_, std::move(plan), limits, std::nullopt, {},
+                      asio::bind_executor(strand_, [then = std::move(then)](std::exception_ptr, exec_result) mutable {
+                          then();
+                      }));
     }
 
     void start_failed(const std::string& message)
@@ -470,13 +495,12 @@ private:
     clock::time_point start_time_{};
     clock::time_point armed_ = clock::time_point::max();
     std::uint64_t timer_generation_ = 0;
-    std::vector<std::string> stop_env_;
+    std::vector<std::string> cleanup_env_;
     std::exception_ptr callback_error_;
     pid_t pid_ = -1;
     bool started_ = false;
     bool cancel_requested_ = false;
     bool exit_seen_ = false;
-    bool stop_started_ = false;
     bool reaped_ = false;
     bool finished_ = false;
 };

@@ -3,6 +3,7 @@
 #define SANDBOX_DRIVER_OPTIONS_HPP
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 
 namespace sandbox {
@@ -20,9 +21,13 @@ struct driver_options {
     /// reading output from a process that escaped the kill (e.g. with setsid) and still holds
     /// a pipe. Output still buffered in the pipes is always read; this bounds only the wait.
     std::chrono::milliseconds drain_timeout{250};
-    /// Process limit inside isolating drivers (docker and podman --pids-limit, rlimits
-    /// elsewhere).
+    /// Process limit inside isolating drivers (docker and podman --pids-limit, the pids
+    /// cgroup for bubblewrap and firejail).
     int pids_limit = 256;
+    /// Isolating drivers: an existing directory to use as the work dir (/work) of every
+    /// execution, instead of a fresh private one per execution. It is not removed
+    /// afterwards; sessions use it to keep files between commands.
+    std::filesystem::path work_dir;
 };
 
 }  // namespace sandbox

@@ -2,9 +2,14 @@
 #ifndef SANDBOX_MOUNT_HPP
 #define SANDBOX_MOUNT_HPP
 
+#include <sandbox/driver.hpp>
+
 #include <string>
+#include <vector>
 
 namespace sandbox {
+
+class execution_policy;
 
 /// A bind mount for container drivers.
 struct mount {
@@ -15,8 +20,16 @@ struct mount {
     /// "host:container:options", the form of docker and podman `-v`.
     std::string to_volume_arg() const { return host + ':' + container + ':' + options; }
 
+    bool read_only() const noexcept { return options == "ro"; }
+
     friend bool operator==(const mount&, const mount&) = default;
 };
+
+/// Where a policy's writable and readable paths appear to a command run by driver `d`:
+/// symlinks resolved, non-existent paths and paths holding ':' skipped (they take no
+/// index). Writable ones first, as `/mnt/rw<i>` ("rw"), then readable ones as `/mnt/ro<i>`
+/// ("ro"); under firejail and on the host they keep their host paths.
+std::vector<mount> mounts_for(const execution_policy& policy, driver d);
 
 }  // namespace sandbox
 

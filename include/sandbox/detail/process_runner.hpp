@@ -30,10 +30,10 @@ struct launch_plan {
     /// true: a start failure completes with launch_error; false: with a 127 result whose
     /// stderr holds the message (the host driver's contract).
     bool throw_on_start_failure = false;
-    /// Started (and reaped, never awaited) when the execution is being terminated by a timeout
-    /// or a cancellation, for engines whose client does not stop what it launched when
-    /// signalled (docker kill <name>).
-    std::vector<std::string> stop_argv;
+    /// Run after the reap, and awaited, when the execution was ended by a timeout, a
+    /// cancellation or a failing callback: for engines whose client does not stop what it
+    /// launched when it is killed (`docker rm -f <name>`).
+    std::vector<std::string> cleanup_argv;
     /// Called once after the main process is reaped, whatever happened (also when the start
     /// failed): removes work dirs and containers.
     std::function<void()> cleanup;

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSL-1.0
+// The command lines of the isolating drivers, as pure functions of what was prepared for a
+// run, so they can be tested without any engine.
+#ifndef SANDBOX_DETAIL_DRIVER_PLANS_HPP
+#define SANDBOX_DETAIL_DRIVER_PLANS_HPP
+
+#include <sandbox/detail/driver_support.hpp>
+#include <sandbox/driver_options.hpp>
+#include <sandbox/execution_policy.hpp>
+#include <sandbox/mount.hpp>
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sandbox::detail {
+
+/// Everything prepared for one run of an isolating driver.
+struct sandbox_setup {
+    std::string binary;  ///< the tool, an absolute path
+    std::string name;    ///< "sandbox-<24 hex>": the work dir's and the container's name
+    std::filesystem::path work_dir;
+    std::vector<mount> mounts;  ///< mounts_for(policy, driver)
+    env_list env;           ///< the environment inside the sandbox
+    uid_t uid = 65534;      ///< the command's user inside (docker, podman, bubblewrap)
+    gid_t gid = 65534;
+    bool drop_to_uid = false;             ///< bubblewrap: launch as uid:gid (the library runs as root)
+    std::vector<std::string> limit_prefix;  ///< joins the cgroups before the tool starts
+    std::uint64_t rlimit_as = 0;            ///< no cgroups: per-process address-space limit
+    std::string setpriv = "setpriv";        ///< util-linux tools, absolute paths when found
+    std::string prlimit = "prlimit";
+};
+
+std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
+                                        const driver_options& options, bool podman,
+                                        const std::vector<std::string>& argv);
+std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman);
+
+std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution_policy& policy,
+                                         const std::vector<std::string>& argv);
+
+std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_policy& policy,
+                                       const std::vector<std::string>& argv);
+
+/// Mount points of the host that are writable (from /proc/self/mountinfo), which firejail
+/// must make read-only one by one: its --read-only=/ does not cover separate mounts.
+const std::vector<std::string>& writable_host_mounts();
+
+}  // namespace sandbox::detail
+
+#endif

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSL-1.0
+// Pieces every isolating driver needs: finding its binary, the private work dir, the
+// mounts a policy asks for, and the environment inside.
+#ifndef SANDBOX_DETAIL_DRIVER_SUPPORT_HPP
+#define SANDBOX_DETAIL_DRIVER_SUPPORT_HPP
+
+#include <sandbox/execution_policy.hpp>
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sandbox::detail {
+
+/// PATH inside a sandbox when the policy does not set one.
+inline constexpr std::string_view default_sandbox_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The driver's binary as an absolute path: `configured` when set, else the variable
+/// `env_var` when set and non-empty, else `name` on PATH. Throws launch_error
+/// "Failed to start <error_name>: <why>" when it is missing or not executable.
+std::string resolve_binary(const std::string& configured, const char* env_var, std::string_view name,
+                           std::string_view error_name);
+
+/// Looks `name` up on PATH (and the usual system directories); empty when not found.
+std::string find_on_path(std::string_view name);
+
+/// The environment inside a sandbox: child_environment(policy), plus PATH when missing.
+env_list sandbox_environment(const execution_policy& policy);
+
+/// "sandbox-" followed by 24 random hex digits.
+std::string random_sandbox_name();
+
+/// A private work dir `<base>/<name>`, mode 0700; owned by owner:group unless owner is
+/// -1. Throws launch_error "Failed to start <error_name>: ..." when it cannot be made.
+std::filesystem::path create_work_dir(const std::filesystem::path& base, const std::string& name, uid_t owner,
+                                      gid_t group, std::string_view error_name);
+
+/// Removes a directory tree without ever following a symlink (links are unlinked, not
+/// entered). Best effort; returns false when something could not be removed.
+bool remove_tree(const std::filesystem::path& dir) noexcept;
+
+/// The uid the command runs as inside container and namespace sandboxes: 65534 (nobody)
+/// when the library runs as root, else the caller's own uid.
+uid_t sandbox_uid() noexcept;
+gid_t sandbox_gid() noexcept;
+
+}  // namespace sandbox::detail
+
+#endif

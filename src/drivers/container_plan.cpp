@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: BSL-1.0
+// docker and podman: one container per execution, removed afterwards.
+#include <sandbox/detail/driver_plans.hpp>
+
+namespace sandbox::detail {
+
+std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
+                                        const driver_options& options, bool podman,
+                                        const std::vector<std::string>& argv)
+{
+    const std::string mem = std::to_string(policy.memory_limit_bytes() >> 20) + "m";
+    std::vector<std::string> a{
+        s.binary, "run", "--rm",
+        "-i",                     // stdin reaches the command (it gets EOF after the data)
+        "--init",                 // a real PID 1: forwards SIGTERM, reaps orphans
+        "--name", s.name,         // so a timeout can remove it: killing the client does not
+    };
+    if (!policy.network_enabled()) a.push_back("--network=none");
+    a.insert(a.end(), {"--pids-limit=" + std::to_string(options.pids_limit), "--memory", mem,
+                       "--memory-swap", mem,  // no swap beyond the limit
+                       "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=" + mem, "--cap-drop=ALL",
+                       "--security-opt", "no-new-privileges", "-u",
+                       std::to_string(s.uid) + ":" + std::to_string(s.gid),
+                       // ":rw,bind" is rejected by docker ("invalid mode"): plain rw/ro.
+                       "-v", s.work_dir.string() + ":/work:rw"});
+    for (const auto& m : s.mounts) a.insert(a.end(), {"-v", m.to_volume_arg()});
+    if (podman) a.push_back("--unsetenv-all");  // drop podman's own container= and TERM=
+    for (const auto& [k, v] : s.env) a.insert(a.end(), {"-e", k + "=" + v});
+    a.insert(a.end(), {"-w", "/work", options.image});
+    a.insert(a.end(), argv.begin(), argv.end());
+    return a;
+}
+
+std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman)
+{
+    // Kills and removes in one step; "-t 0" because podman would otherwise wait 10 s.
+    if (podman) return {s.binary, "rm", "-f", "-t", "0", s.name};
+    return {s.binary, "rm", "-f", s.name};
+}
+
+}  // namespace sandbox::detail

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: BSL-1.0
+// The four isolating drivers share one runner: prepare a private work dir, the mounts, the
+// environment and the limits; let the driver's plan turn them into a command line; run it
+// through the process runner; clean up whatever happened.
+#include "../runners.hpp"
+
+#include <sandbox/detail/cgroup.hpp>
+#include <sandbox/detail/driver_plans.hpp>
+#include <sandbox/detail/process_runner.hpp>
+#include <sandbox/environment.hpp>
+#include <sandbox/errors.hpp>
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <unistd.h>
+
+#include <memory>
+#include <mutex>
+
+namespace sandbox::detail {
+
+namespace {
+
+// What one run owns on the host; released exactly once, after the run or on failure.
+struct run_resources {
+    std::filesystem::path work_dir;  // empty when the caller provided it
+    std::optional<cgroup_limits> cgroup;
+
+    void release() noexcept
+    {
+        if (cgroup) cgroup->remove();
+        if (!work_dir.empty()) remove_tree(work_dir);
+        work_dir.clear();
+    }
+    ~run_resources() { release(); }
+};
+
+// Whether cgroups can be made here, tried once.
+bool cgroups_usable()
+{
+    static const bool usable = [] {
+        std::string why;
+        auto probe = cgroup_limits::create(random_sandbox_name(), 64ull << 20, 16, why);
+        return probe.has_value();
+    }();
+    return usable;
+}
+
+// The last non-empty line of a text.
+std::string last_line(const std::string& text)
+{
+    auto end = text.find_last_not_of("\r\n");
+    if (end == std::string::npos) return {};
+    auto start = text.rfind('\n', end);
+    return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+class isolating_runner final : public command_runner {
+public:
+    isolating_runner(execution_policy policy, driver_options options, driver d)
+        : policy_(std::move(policy)), options_(std::move(options)), driver_(d)
+    {
+    }
+
+    const execution_policy& policy() const override { return policy_; }
+
+    capabilities caps() const override
+    {
+        switch (driver_) {
+        case driver::docker:
+        case driver::podman: return {isolation::container, true, true, true};
+        case driver::bubblewrap: return {isolation::namespaces, true, cgroups_usable(), true};
+        case driver::firejail: return {isolation::namespaces, true, cgroups_usable(), false};
+        case driver::host: break;
+        }
+        return {};
+    }
+
+    asio::awaitable<exec_result> execute(std::vector<std::string> argv, std::optional<std::string> stdin_data,
+                                         output_callback on_output) override
+    {
+        auto resources = std::make_shared<run_resources>();
+        sandbox_setup s = prepare(*resources);
+        launch_plan plan = make_plan(s, argv);
+        plan.cleanup = [resources] { resources->release(); };
+        auto ex = co_await asio::this_coro::executor;
+        exec_result r = co_await async_run_process(std::move(ex), std::move(plan), limits_for(policy_, options_),
+                                                   std::move(stdin_data), std::move(on_output), asio::use_awaitable);
+        check_result(r);
+        co_return r;
+    }
+
+private:
+    bool container() const { return driver_ == driver::docker || driver_ == driver::podman; }
+    std::string_view tool() const
+    {
+        switch (driver_) {
+        case driver::docker: return "docker";
+        case driver::podman: return "podman";
+        case driver::firejail: return "firejail";
+        default: return "bwrap";
+        }
+    }
+    const char* binary_variable() const
+    {
+        switch (driver_) {
+        case driver::docker: return "DOCKER_BIN";
+        case driver::podman: return "PODMAN_BIN";
+        case driver::firejail: return "FIREJAIL_BIN";
+        default: return "BWRAP_BIN";
+        }
+    }
+    [[noreturn]] void fail(const std::string& why) const
+    {
+        throw launch_error("Failed to start " + std::string(tool()) + ": " + why);
+    }
+
+    sandbox_setup prepare(run_resources& res) const
+    {
+        sandbox_setup s;
+        s.binary = resolve_binary(options_.binary, binary_variable(), tool(), tool());
+        s.name = random_sandbox_name();
+        s.uid = sandbox_uid();
+        s.gid = sandbox_gid();
+        const bool root = ::geteuid() == 0;
+        if (options_.work_dir.empty()) {
+            if (container() && policy_.base_dir().native().find(':') != std::string::npos)
+                fail("base directory " + policy_.base_dir().string() + " contains ':', which -v cannot mount");
+            // The command runs as uid 65534 under a root caller (firejail excepted: it runs
+            // the command as the caller), so the work dir must be theirs to write.
+            const bool chown_it = root && driver_ != driver::firejail;
+            s.work_dir = create_work_dir(policy_.base_dir(), s.name, chown_it ? s.uid : static_cast<uid_t>(-1),
+                                         s.gid, tool());
+            res.work_dir = s.work_dir;
+        } else {
+            s.work_dir = options_.work_dir;
+        }
+        s.mounts = mounts_for(policy_, driver_);
+        s.env = sandbox_environment(policy_);
+        if (!container()) {
+            std::string why;
+            if (auto cg = cgroup_limits::create(s.name, policy_.memory_limit_bytes(), options_.pids_limit, why)) {
+                s.limit_prefix = cg->join_prefix();
+                res.cgroup.emplace(std::move(*cg));
+            } else {
+                s.rlimit_as = policy_.memory_limit_bytes();  // per process only: see caps()
+                s.prlimit = find_on_path("prlimit");
+                if (driver_ == driver::bubblewrap && s.prlimit.empty()) fail("prlimit (util-linux) not found");
+            }
+        }
+        if (driver_ == driver::bubblewrap && root) {
+            s.drop_to_uid = true;
+            s.setpriv = find_on_path("setpriv");
+            if (s.setpriv.empty()) fail("setpriv (util-linux) not found; it starts bwrap unprivileged");
+        }
+        return s;
+    }
+
+    launch_plan make_plan(const sandbox_setup& s, const std::vector<std::string>& argv) const
+    {
+        launch_plan plan;
+        plan.cwd = s.work_dir;
+        plan.failure_prefix = "Failed to start " + std::string(tool());
+        plan.throw_on_start_failure = true;
+        switch (driver_) {
+        case driver::docker:
+        case driver::podman: {
+            const bool podman = driver_ == driver::podman;
+            plan.argv = container_argv(s, policy_, options_, podman, argv);
+            plan.cleanup_argv = container_cleanup_argv(s, podman);
+            plan.env = env_strings(current_environment());  // the client's own (DOCKER_HOST...)
+            break;
+        }
+        case driver::bubblewrap:
+            plan.argv = bubblewrap_argv(s, policy_, argv);
+            plan.env = {"PATH=" + std::string(default_sandbox_path)};  // bwrap --clearenv's inside
+            break;
+        case driver::firejail:
+            plan.argv = firejail_argv(s, policy_, argv);
+            plan.env = env_strings(s.env);  // firejail hands its environment to the command
+            break;
+        case driver::host: break;
+        }
+        return plan;
+    }
+
+    // Failures of the tool itself, told apart from the command's own exit codes.
+    void check_result(exec_result& r) const
+    {
+        if (container() && r.exit_code == 125 && !r.timed_out) {
+            if (r.err.find("Cannot connect to the Docker daemon") != std::string::npos)
+                fail("the Docker engine is not running (" + last_line(r.err) + ")");
+            if (r.err.rfind("docker: ", 0) == 0 || r.err.rfind("Error: ", 0) == 0 ||
+                r.err.find("Unable to find image") != std::string::npos ||
+                r.err.find("Error response from daemon") != std::string::npos)
+                fail(last_line(r.err));
+        }
+        if (driver_ == driver::bubblewrap && r.exit_code == 1 && r.err.rfind("bwrap: ", 0) == 0) {
+            // bwrap reports a command it cannot execute with 1; shells and the host driver say 127.
+            if (r.err.rfind("bwrap: execvp ", 0) == 0) r.exit_code = exit_codes::command_not_found;
+            else fail(last_line(r.err));
+        }
+    }
+
+    execution_policy policy_;
+    driver_options options_;
+    driver driver_;
+};
+
+}  // namespace
+
+std::unique_ptr<command_runner> make_isolating_runner(execution_policy policy, driver_options options, driver d)
+{
+    return std::make_unique<isolating_runner>(std::move(policy), std::move(options), d);
+}
+
+}  // namespace sandbox::detail
