@@ -11,6 +11,11 @@ namespace sandbox {
 
 command_runner::~command_runner() = default;
 
+process command_runner::start(asio::any_io_executor, std::vector<std::string>)
+{
+    throw launch_error("this runner cannot start long-lived processes");
+}
+
 namespace {
 
 }  // namespace

@@ -161,6 +161,22 @@ bool remove_tree(const std::filesystem::path& dir) noexcept
     return ::rmdir(dir.c_str()) == 0 && ok;
 }
 
+std::filesystem::path first_unsearchable(const std::filesystem::path& path, uid_t uid, gid_t gid)
+{
+    std::error_code ec;
+    auto p = std::filesystem::absolute(path, ec);
+    if (ec) return path;
+    std::filesystem::path walked = "/";
+    for (const auto& part : p.relative_path()) {
+        walked /= part;
+        struct stat st {};
+        if (::stat(walked.c_str(), &st) != 0) return walked;
+        const mode_t bit = st.st_uid == uid ? S_IXUSR : st.st_gid == gid ? S_IXGRP : S_IXOTH;
+        if (!(st.st_mode & bit)) return walked;
+    }
+    return {};
+}
+
 uid_t sandbox_uid() noexcept { return ::geteuid() == 0 ? 65534 : ::geteuid(); }
 gid_t sandbox_gid() noexcept { return ::geteuid() == 0 ? 65534 : ::getegid(); }
 

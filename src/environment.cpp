@@ -47,6 +47,11 @@ env_list current_environment()
 env_list child_environment(const execution_policy& policy)
 {
     env_list env = policy.inherit_env() ? current_environment() : env_list{};
+    if (const auto& allow = policy.env_allowlist()) {
+        std::erase_if(env, [&](const auto& kv) {
+            return std::find(allow->begin(), allow->end(), kv.first) == allow->end();
+        });
+    }
     if (!policy.env().empty()) {
         // Reserve first: the index holds views into the names, which must not move.
         env.reserve(env.size() + policy.env().size());

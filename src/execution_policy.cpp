@@ -107,6 +107,7 @@ execution_policy execution_policy::with(const policy_changes& c) const
     if (c.network_enabled) p.network_enabled_ = *c.network_enabled;
     if (c.stdout_limit_bytes) p.stdout_limit_bytes_ = clamp_cap(*c.stdout_limit_bytes);
     if (c.stderr_limit_bytes) p.stderr_limit_bytes_ = clamp_cap(*c.stderr_limit_bytes);
+    if (c.env_allowlist) p.env_allowlist_ = *c.env_allowlist;
     return p;
 }
 
@@ -137,6 +138,10 @@ execution_policy execution_policy::with_network(bool enabled) const { return wit
 execution_policy execution_policy::with_output_caps(std::size_t out, std::size_t err) const
 {
     return with({.stdout_limit_bytes = out, .stderr_limit_bytes = err});
+}
+execution_policy execution_policy::with_env_allowlist(std::optional<std::vector<std::string>> names) const
+{
+    return with({.env_allowlist = std::move(names)});
 }
 
 // ---- JSON ----------------------------------------------------------------------------------
@@ -197,6 +202,11 @@ void tag_invoke(const json::value_from_tag&, json::value& jv, const execution_po
     o["network_enabled"] = p.network_enabled();
     o["stdout_limit_bytes"] = static_cast<std::uint64_t>(p.stdout_limit_bytes());
     o["stderr_limit_bytes"] = static_cast<std::uint64_t>(p.stderr_limit_bytes());
+    if (p.env_allowlist()) {
+        json::array names;
+        for (const auto& n : *p.env_allowlist()) names.emplace_back(n);
+        o["env_allowlist"] = std::move(names);
+    }
     jv = std::move(o);
 }
 
@@ -248,6 +258,18 @@ execution_policy apply_json(const execution_policy& base, const json::value& jv)
             c.stdout_limit_bytes = static_cast<std::size_t>(detail::json_unsigned(v, what, key));
         } else if (key == "stderr_limit_bytes") {
             c.stderr_limit_bytes = static_cast<std::size_t>(detail::json_unsigned(v, what, key));
+        } else if (key == "env_allowlist") {
+            if (v.is_null()) {
+                c.env_allowlist = std::optional<std::vector<std::string>>{};
+            } else {
+                std::vector<std::string> names;
+                for (const auto& item : detail::json_array(v, what, key)) {
+                    if (!item.is_string())
+                        throw std::invalid_argument(detail::json_key_error(what, key, "must be an array of strings"));
+                    names.emplace_back(item.get_string());
+                }
+                c.env_allowlist = std::move(names);
+            }
         } else {
             throw std::invalid_argument(detail::json_key_error(what, key, "is not a known key"));
         }

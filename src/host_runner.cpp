@@ -38,6 +38,13 @@ public:
                                              std::move(stdin_data), std::move(on_output), asio::use_awaitable);
     }
 
+    process start(asio::any_io_executor ex, std::vector<std::string> argv) override
+    {
+        return start_long_lived(std::move(ex), launch_plan{.argv = std::move(argv),
+                                                           .env = env_strings(child_environment(policy_)),
+                                                           .cwd = policy_.base_dir()});
+    }
+
 private:
     execution_policy policy_;
     driver_options options_;

@@ -9,7 +9,9 @@
 #include <sandbox/exec_result.hpp>
 #include <sandbox/execution_policy.hpp>
 #include <sandbox/output.hpp>
+#include <sandbox/process.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 
@@ -43,6 +45,11 @@ public:
     virtual asio::awaitable<exec_result> execute(std::vector<std::string> argv,
                                                  std::optional<std::string> stdin_data = std::nullopt,
                                                  output_callback on_output = {}) = 0;
+
+    /// Starts argv as a long-lived process under this runner's policy (environment, working
+    /// dir, isolation; no timeouts), its I/O objects on `ex`. Throws launch_error when it
+    /// cannot start, or when the runner has no processes (the default).
+    virtual process start(asio::any_io_executor ex, std::vector<std::string> argv);
 };
 
 /// A runner for `d`. Never throws because a driver binary is missing; execute() does.

@@ -26,8 +26,8 @@ inline constexpr std::array<std::string_view, 22> blocked_env_patterns{
 bool is_blocked_env_name(std::string_view name) noexcept;
 
 /// The environment a command gets under `policy`: the parent's environment when
-/// inherit_env(), overlaid by env() (a name already present keeps its place), minus the
-/// blocked names.
+/// inherit_env() (only the env_allowlist() names when one is set), overlaid by env() (a
+/// name already present keeps its place), minus the blocked names.
 env_list child_environment(const execution_policy& policy);
 
 /// The parent's environment, in order.

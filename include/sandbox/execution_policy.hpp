@@ -38,6 +38,8 @@ struct policy_changes {
     std::optional<bool> network_enabled{};
     std::optional<std::size_t> stdout_limit_bytes{};
     std::optional<std::size_t> stderr_limit_bytes{};
+    /// Beyond the accessor table: the inherited-variable allowlist (see env_allowlist()).
+    std::optional<std::optional<std::vector<std::string>>> env_allowlist{};
 };
 
 /// Value for policy_changes::idle_timeout that disables the idle timeout.
@@ -70,6 +72,11 @@ public:
     bool network_enabled() const noexcept { return network_enabled_; }
     std::size_t stdout_limit_bytes() const noexcept { return stdout_limit_bytes_; }
     std::size_t stderr_limit_bytes() const noexcept { return stderr_limit_bytes_; }
+    /// When set, only these inherited variables reach the command (exact names); env() is
+    /// still added and the blocked names are still removed. nullopt (the default): every
+    /// inherited variable. Applies to executions, sessions and long-lived processes alike,
+    /// and only matters when inherit_env() is true.
+    const std::optional<std::vector<std::string>>& env_allowlist() const noexcept { return env_allowlist_; }
 
     [[nodiscard]] execution_policy with(const policy_changes& changes) const;
     [[nodiscard]] execution_policy with_base_dir(std::filesystem::path dir) const;
@@ -85,6 +92,8 @@ public:
     [[nodiscard]] execution_policy inherit_environment(bool inherit = true) const;
     [[nodiscard]] execution_policy with_network(bool enabled) const;
     [[nodiscard]] execution_policy with_output_caps(std::size_t out, std::size_t err) const;
+    /// Limits inherited variables to `names`; nullopt lifts the limit.
+    [[nodiscard]] execution_policy with_env_allowlist(std::optional<std::vector<std::string>> names) const;
 
     friend bool operator==(const execution_policy&, const execution_policy&) = default;
 
@@ -103,11 +112,13 @@ private:
     bool network_enabled_ = false;
     std::size_t stdout_limit_bytes_ = default_output_cap;
     std::size_t stderr_limit_bytes_ = default_output_cap;
+    std::optional<std::vector<std::string>> env_allowlist_;
 };
 
 // Boost.JSON conversions: value_from(policy) and value_to<execution_policy>(value).
 // Keys: base_dir, timeout_seconds, idle_timeout_seconds, memory_limit, readable_paths,
-// writable_paths, env, inherit_env, network_enabled, stdout_limit_bytes, stderr_limit_bytes.
+// writable_paths, env, inherit_env, network_enabled, stdout_limit_bytes, stderr_limit_bytes,
+// and env_allowlist (an array of names, or null; written only when set).
 // Missing keys take defaults; an unknown key or a wrong type throws std::invalid_argument
 // naming the key.
 void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const execution_policy& p);

@@ -15,6 +15,8 @@
 #include <sandbox/json.hpp>
 #include <sandbox/mount.hpp>
 #include <sandbox/output.hpp>
+#include <sandbox/process.hpp>
+#include <sandbox/session.hpp>
 #include <sandbox/workspace.hpp>
 
 #endif

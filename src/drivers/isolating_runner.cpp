@@ -91,6 +91,15 @@ public:
         co_return r;
     }
 
+    process start(asio::any_io_executor ex, std::vector<std::string> argv) override
+    {
+        auto resources = std::make_shared<run_resources>();
+        sandbox_setup s = prepare(*resources);
+        launch_plan plan = make_plan(s, argv);
+        plan.cleanup = [resources] { resources->release(); };
+        return start_long_lived(std::move(ex), std::move(plan));
+    }
+
 private:
     bool container() const { return driver_ == driver::docker || driver_ == driver::podman; }
     std::string_view tool() const
@@ -124,6 +133,14 @@ private:
         s.uid = sandbox_uid();
         s.gid = sandbox_gid();
         const bool root = ::geteuid() == 0;
+        if (driver_ == driver::bubblewrap && root) {
+            // bwrap starts as uid 65534 and must reach the work dir by its path.
+            const auto& base = options_.work_dir.empty() ? policy_.base_dir() : options_.work_dir.parent_path();
+            if (auto blocked = first_unsearchable(base, s.uid, s.gid); !blocked.empty())
+                fail("base directory " + base.string() + " is not reachable for uid " + std::to_string(s.uid) +
+                     ", which bwrap runs as (" + blocked.string() + " is not searchable by it; use a base dir such "
+                     "as /tmp, or chmod o+x " + blocked.string() + ")");
+        }
         if (options_.work_dir.empty()) {
             if (container() && policy_.base_dir().native().find(':') != std::string::npos)
                 fail("base directory " + policy_.base_dir().string() + " contains ':', which -v cannot mount");

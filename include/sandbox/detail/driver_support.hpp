@@ -42,6 +42,10 @@ std::filesystem::path create_work_dir(const std::filesystem::path& base, const s
 /// entered). Best effort; returns false when something could not be removed.
 bool remove_tree(const std::filesystem::path& dir) noexcept;
 
+/// The first directory on the way to `path` (itself included) that uid:gid may not search,
+/// or empty when all may be searched.
+std::filesystem::path first_unsearchable(const std::filesystem::path& path, uid_t uid, gid_t gid);
+
 /// The uid the command runs as inside container and namespace sandboxes: 65534 (nobody)
 /// when the library runs as root, else the caller's own uid.
 uid_t sandbox_uid() noexcept;

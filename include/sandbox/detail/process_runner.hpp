@@ -6,6 +6,7 @@
 #include <sandbox/detail/exec_machine.hpp>
 #include <sandbox/exec_result.hpp>
 #include <sandbox/output.hpp>
+#include <sandbox/process.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -67,6 +68,10 @@ auto async_run_process(asio::any_io_executor ex, launch_plan plan, run_limits li
         },
         token, std::move(ex), std::move(plan), limits, std::move(stdin_data), std::move(on_output));
 }
+
+/// Starts a long-lived process from a plan (no clocks: the owner decides when it ends).
+/// Throws launch_error when it cannot be started.
+process start_long_lived(asio::any_io_executor ex, launch_plan plan);
 
 /// Maps a wait status to (exit_code, term_signal): 128+N and N for a signal death.
 std::pair<int, int> decode_wait_status(int status) noexcept;

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_SESSION_HPP
+#define SANDBOX_SESSION_HPP
+
+#include <sandbox/command_runner.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sandbox {
+
+/// Consecutive shell commands that share their working directory and exported variables,
+/// like lines typed into one shell, without keeping a shell running: each command runs
+/// through an ordinary execution wrapped in a small script that restores the state first
+/// and saves it on exit (also after `exit N` and after a failing command).
+///
+/// The state lives in a private session directory (0700, files 0600) under the policy's
+/// base_dir, removed by close(). With an isolating driver the session also keeps one work
+/// dir (/work) for its whole life, so files and `cd` into them survive between commands.
+/// Sessions are isolated from each other. Not for concurrent use: one command at a time.
+class session final : public command_runner {
+public:
+    /// A session on driver `d` (any of the five) under `policy`. Throws launch_error when
+    /// the session directory cannot be made.
+    session(execution_policy policy, driver d, driver_options options = {});
+    ~session() override;
+    session(const session&) = delete;
+    session& operator=(const session&) = delete;
+
+    const execution_policy& policy() const override { return policy_; }
+    capabilities caps() const override { return inner_->caps(); }
+
+    /// `sh -c <script>` and `bash -c <script>` run in the session; any other argv passes
+    /// straight through to the driver, without session state.
+    asio::awaitable<exec_result> execute(std::vector<std::string> argv,
+                                         std::optional<std::string> stdin_data = std::nullopt,
+                                         output_callback on_output = {}) override;
+
+    /// `sh -c script` in the session.
+    asio::awaitable<exec_result> run(std::string script, std::optional<std::string> stdin_data = std::nullopt,
+                                     output_callback on_output = {});
+
+    /// `sh -c script` starting in `dir` (relative to where the session's commands start)
+    /// instead of the saved working directory; `dir` then becomes the saved one.
+    asio::awaitable<exec_result> run_in(std::string dir, std::string script,
+                                        std::optional<std::string> stdin_data = std::nullopt,
+                                        output_callback on_output = {});
+
+    /// A long-lived process in the session's sandbox (its work dir), without shell state.
+    process start(asio::any_io_executor ex, std::vector<std::string> argv) override;
+
+    /// Removes the session's directory. Idempotent; the destructor calls it.
+    void close() noexcept;
+
+    /// The session directory on the host (empty after close()).
+    const std::filesystem::path& directory() const noexcept { return dir_; }
+
+private:
+    asio::awaitable<exec_result> run_wrapped(std::string shell, std::string dir, std::string script,
+                                             std::optional<std::string> stdin_data, output_callback on_output);
+
+    execution_policy policy_;
+    driver driver_;
+    std::filesystem::path dir_;
+    std::string state_path_;  // the state directory as the commands see it
+    std::unique_ptr<command_runner> inner_;
+};
+
+}  // namespace sandbox
+
+#endif

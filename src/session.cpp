@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSL-1.0
+#include <sandbox/detail/driver_support.hpp>
+#include <sandbox/errors.hpp>
+#include <sandbox/mount.hpp>
+#include <sandbox/session.hpp>
+
+#include <unistd.h>
+
+namespace sandbox {
+
+namespace {
+
+// Restores the saved environment and directory, runs the body in this same shell (so cd and
+// export stick), and saves both from an EXIT trap, which also runs after `exit N`. The body
+// arrives as an argument, never spliced into this text. State files are written 0600.
+constexpr const char* wrapper_script = R"sh(__sandbox_st=$1 __sandbox_restore=$2 __sandbox_dir=$3 __sandbox_body=$4
+set --
+if [ -f "$__sandbox_st/env" ]; then . "$__sandbox_st/env" 2>/dev/null; fi
+if [ -n "$__sandbox_dir" ]; then
+    cd -- "$__sandbox_dir" || exit 1
+elif [ "$__sandbox_restore" = 1 ] && [ -f "$__sandbox_st/cwd" ]; then
+    cd -- "$(cat "$__sandbox_st/cwd")" 2>/dev/null
+fi
+__sandbox_save() {
+    __sandbox_rc=$?
+    (
+        umask 077
+        pwd > "$__sandbox_st/cwd.new" && mv -f "$__sandbox_st/cwd.new" "$__sandbox_st/cwd"
+        if [ -n "${BASH_VERSION:-}" ]; then set -o posix; fi
+        export -p > "$__sandbox_st/env.new" && mv -f "$__sandbox_st/env.new" "$__sandbox_st/env"
+    )
+    exit $__sandbox_rc
+}
+trap __sandbox_save EXIT
+eval "unset __sandbox_body; $__sandbox_body"
+)sh";
+
+std::string basename_of(const std::string& path)
+{
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Makes a directory owned by the user commands run as, so they can write their state.
+void make_private_dir(const std::filesystem::path& dir, uid_t uid, gid_t gid, bool chown_it)
+{
+    if (::mkdir(dir.c_str(), 0700) != 0 || ::chmod(dir.c_str(), 0700) != 0 ||
+        (chown_it && ::chown(dir.c_str(), uid, gid) != 0))
+        throw launch_error("Failed to start session: cannot create " + dir.string() + ": " +
+                           std::error_code(errno, std::system_category()).message());
+}
+
+}  // namespace
+
+session::session(execution_policy policy, driver d, driver_options options) : policy_(std::move(policy)), driver_(d)
+{
+    const bool isolating = d != driver::host;
+    // Commands run as uid 65534 under a root caller, except with firejail and on the host.
+    const bool chown_it = ::geteuid() == 0 && d != driver::host && d != driver::firejail;
+    const auto uid = detail::sandbox_uid();
+    const auto gid = detail::sandbox_gid();
+
+    dir_ = policy_.base_dir() / ("sandbox-session-" + detail::random_sandbox_name().substr(8));
+    make_private_dir(dir_, uid, gid, chown_it);
+    try {
+        make_private_dir(dir_ / "state", uid, gid, chown_it);
+        execution_policy inner_policy = policy_;
+        if (isolating) {
+            make_private_dir(dir_ / "work", uid, gid, chown_it);
+            options.work_dir = dir_ / "work";
+            auto writable = policy_.writable_paths();
+            writable.push_back(dir_ / "state");
+            inner_policy = policy_.with_writable_paths(std::move(writable));
+            const auto state_real = std::filesystem::canonical(dir_ / "state").string();
+            for (const auto& m : mounts_for(inner_policy, d))
+                if (m.host == state_real) state_path_ = m.container;
+            if (state_path_.empty())
+                throw launch_error("Failed to start session: the session directory " + dir_.string() +
+                                   " cannot be mounted (its path holds ':')");
+        } else {
+            state_path_ = (dir_ / "state").string();
+        }
+        inner_ = make_runner(std::move(inner_policy), d, std::move(options));
+    } catch (...) {
+        close();
+        throw;
+    }
+}
+
+session::~session() { close(); }
+
+void session::close() noexcept
+{
+    if (dir_.empty()) return;
+    detail::remove_tree(dir_);
+    dir_.clear();
+}
+
+asio::awaitable<exec_result> session::execute(std::vector<std::string> argv, std::optional<std::string> stdin_data,
+                                              output_callback on_output)
+{
+    if (argv.size() == 3 && argv[1] == "-c" && (basename_of(argv[0]) == "sh" || basename_of(argv[0]) == "bash"))
+        co_return co_await run_wrapped(std::move(argv[0]), {}, std::move(argv[2]), std::move(stdin_data),
+                                       std::move(on_output));
+    co_return co_await inner_->execute(std::move(argv), std::move(stdin_data), std::move(on_output));
+}
+
+asio::awaitable<exec_result> session::run(std::string script, std::optional<std::string> stdin_data,
+                                          output_callback on_output)
+{
+    co_return co_await run_wrapped("sh", {}, std::move(script), std::move(stdin_data), std::move(on_output));
+}
+
+asio::awaitable<exec_result> session::run_in(std::string dir, std::string script,
+                                             std::optional<std::string> stdin_data, output_callback on_output)
+{
+    if (dir.empty()) dir = ".";
+    co_return co_await run_wrapped("sh", std::move(dir), std::move(script), std::move(stdin_data),
+                                   std::move(on_output));
+}
+
+asio::awaitable<exec_result> session::run_wrapped(std::string shell, std::string dir, std::string script,
+                                                  std::optional<std::string> stdin_data, output_callback on_output)
+{
+    if (dir_.empty()) throw std::logic_error("session: used after close()");
+    std::vector<std::string> argv{std::move(shell), "-c", wrapper_script, "sandbox-session", state_path_, "1",
+                                  std::move(dir), std::move(script)};
+    co_return co_await inner_->execute(std::move(argv), std::move(stdin_data), std::move(on_output));
+}
+
+process session::start(asio::any_io_executor ex, std::vector<std::string> argv)
+{
+    return inner_->start(std::move(ex), std::move(argv));
+}
+
+}  // namespace sandbox

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: BSL-1.0
+// Long-lived processes: the Go backend's process conformance cases on every driver, plus
+// wait() memoised, kill() idempotent over the whole tree, and destruction killing.
+#include "driver_availability.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <random>
+#include <thread>
+
+using namespace sandbox;
+using namespace sandbox::test;
+namespace bdata = boost::unit_test::data;
+
+namespace {
+
+const std::vector<driver> process_drivers{driver::host, driver::bubblewrap, driver::docker, driver::podman,
+                                          driver::firejail};
+
+std::string unique_sleep()
+{
+    std::random_device rd;
+    return "31." + std::to_string(100000 + rd() % 800000);
+}
+
+bool gone(const std::string& needle)
+{
+    for (int i = 0; i < 300; ++i) {
+        if (processes_matching(needle).empty()) return true;
+        std::this_thread::sleep_for(10ms);
+    }
+    return false;
+}
+
+struct process_fixture {
+    temp_dir base;
+    // Searchable by the uid bubblewrap runs as, as /tmp is.
+    bool searchable = (std::filesystem::permissions(base.path, std::filesystem::perms::others_exec,
+                                                    std::filesystem::perm_options::add),
+                       true);
+    asio::io_context ctx;
+    std::unique_ptr<command_runner> runner(driver d, execution_policy p = execution_policy::defaults())
+    {
+        return make_runner(p.with_base_dir(base.path), d, test_options());
+    }
+    process start(command_runner& r, std::vector<std::string> argv) { return r.start(ctx.get_executor(), std::move(argv)); }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(test_process)
+
+BOOST_DATA_TEST_CASE_F(process_fixture, echo_round_trip, bdata::make(process_drivers), d)
+{
+    if (!require_driver(d)) return;
+    auto r = runner(d);
+    auto p = start(*r, {"cat"});
+    auto line = run_coro(ctx, [&]() -> asio::awaitable<std::optional<std::string>> {
+        co_await p.write("ping\n");
+        co_return co_await p.read_line();
+    }(), 15s);
+    BOOST_TEST(line.value_or("<eof>") == "ping");
+    p.kill();
+}
+
+BOOST_DATA_TEST_CASE_F(process_fixture, kill_terminates_and_wait_returns, bdata::make(process_drivers), d)
+{
+    if (!require_driver(d)) return;
+    auto r = runner(d);
+    const auto marker = unique_sleep();
+    auto p = start(*r, {"sleep", marker});
+    BOOST_TEST(p.running());
+    p.kill();
+    const auto res = run_coro(ctx, p.wait(), 15s);
+    BOOST_TEST(res.exit_code == 137);
+    BOOST_TEST(res.term_signal == SIGKILL);
+    BOOST_TEST(!p.running());
+    p.kill();  // idempotent, also after the end
+    BOOST_TEST(gone("sleep " + marker));
+}
+
+BOOST_DATA_TEST_CASE_F(process_fixture, self_exit_makes_wait_return, bdata::make(process_drivers), d)
+{
+    if (!require_driver(d)) return;
+    auto r = runner(d);
+    auto p = start(*r, {"sh", "-c", "exit 3"});
+    const auto res = run_coro(ctx, p.wait(), 15s);
+    BOOST_TEST(res.exit_code == 3);
+    BOOST_TEST(res.term_signal == 0);
+}
+
+BOOST_DATA_TEST_CASE_F(process_fixture, stderr_captured_without_deadlock, bdata::make(process_drivers), d)
+{
+    if (!require_driver(d)) return;
+    auto r = runner(d);
+    auto p = start(*r, {"sh", "-c", "echo oops >&2; exec cat"});
+    auto line = run_coro(ctx, [&]() -> asio::awaitable<std::optional<std::string>> {
+        asio::steady_timer t(co_await asio::this_coro::executor);
+        for (int i = 0; i < 250 && p.stderr_tail().find("oops") == std::string::npos; ++i) {
+            t.expires_after(20ms);
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        co_await p.write("alive\n");
+        co_return co_await p.read_line();
+    }(), 15s);
+    BOOST_TEST(p.stderr_tail().find("oops") != std::string::npos);
+    BOOST_TEST(line.value_or("<eof>") == "alive");
+    p.kill();
+}
+
+BOOST_DATA_TEST_CASE_F(process_fixture, the_whole_tree_ends_with_kill_and_with_the_owner, bdata::make(process_drivers), d)
+{
+    if (!require_driver(d)) return;
+    auto r = runner(d);
+    const auto a = unique_sleep(), b = unique_sleep();
+    {
+        auto p = start(*r, {"sh", "-c", "sleep " + a + " & sleep " + a + "; true"});
+        std::this_thread::sleep_for(300ms);
+        p.kill();
+        run_coro(ctx, p.wait(), 15s);
+    }
+    BOOST_TEST(gone("sleep " + a));
+    {
+        auto p = start(*r, {"sh", "-c", "sleep " + b + " & sleep " + b + "; true"});
+        std::this_thread::sleep_for(300ms);
+    }  // destroyed while running
+    BOOST_TEST(gone("sleep " + b));
+    BOOST_TEST(!has_children());
+}
+
+BOOST_AUTO_TEST_CASE(wait_gives_the_same_result_to_every_caller)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    auto p = f.start(*r, {"sh", "-c", "echo bye >&2; sleep 0.2; exit 5"});
+    std::vector<exec_result> results;
+    for (int i = 0; i < 3; ++i)
+        asio::co_spawn(f.ctx, p.wait(), [&](std::exception_ptr e, exec_result res) {
+            BOOST_TEST(!e);
+            results.push_back(res);
+        });
+    f.ctx.run_for(10s);
+    BOOST_REQUIRE(results.size() == 3u);
+    for (const auto& res : results) {
+        BOOST_TEST(res.exit_code == 5);
+        BOOST_TEST(res.err == "bye\n");
+        BOOST_TEST((res == results.front()));
+    }
+    const auto later = run_coro(f.ctx, p.wait());
+    BOOST_TEST((later == results.front()));
+}
+
+BOOST_AUTO_TEST_CASE(stdout_reads_to_eof_and_leftovers_are_killed)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    const auto marker = unique_sleep();
+    auto p = f.start(*r, {"sh", "-c", "sleep " + marker + " >/dev/null & printf 'one\\ntwo'"});
+    auto lines = run_coro(f.ctx, [&]() -> asio::awaitable<std::vector<std::string>> {
+        std::vector<std::string> v;
+        while (auto line = co_await p.read_line()) v.push_back(*line);
+        co_return v;
+    }());
+    BOOST_TEST(lines == (std::vector<std::string>{"one", "two"}), boost::test_tools::per_element());
+    BOOST_TEST(run_coro(f.ctx, p.wait()).exit_code == 0);
+    BOOST_TEST(gone("sleep " + marker));
+}
+
+BOOST_AUTO_TEST_CASE(writing_after_the_end_is_broken_pipe)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    auto p = f.start(*r, {"true"});
+    run_coro(f.ctx, p.wait());
+    const std::string big(1 << 20, 'x');
+    BOOST_CHECK_EXCEPTION(run_coro(f.ctx, p.write(big)), boost::system::system_error,
+                          [](const boost::system::system_error& e) { return e.code() == asio::error::broken_pipe; });
+}
+
+BOOST_AUTO_TEST_CASE(stderr_tail_is_bounded)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    auto p = f.start(*r, {"sh", "-c", "head -c 200000 /dev/zero | tr '\\0' e >&2; printf END >&2"});
+    const auto res = run_coro(f.ctx, p.wait());
+    BOOST_TEST(res.err.size() == process::stderr_tail_bytes);
+    BOOST_TEST(res.truncated_err);
+    BOOST_TEST(res.err.substr(res.err.size() - 3) == "END");
+    BOOST_TEST(p.stderr_tail() == res.err);
+}
+
+BOOST_AUTO_TEST_CASE(policy_env_and_cwd_apply)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host, execution_policy::defaults().with_env({{"FOO", "bar"}}));
+    auto p = f.start(*r, {"sh", "-c", "pwd; echo \"$FOO\"; env | wc -l"});
+    auto lines = run_coro(f.ctx, [&]() -> asio::awaitable<std::vector<std::string>> {
+        std::vector<std::string> v;
+        while (auto line = co_await p.read_line()) v.push_back(*line);
+        co_return v;
+    }());
+    BOOST_REQUIRE(lines.size() == 3u);
+    BOOST_TEST(lines[0] == f.base.path.string());
+    BOOST_TEST(lines[1] == "bar");
+}
+
+BOOST_AUTO_TEST_CASE(a_start_failure_throws_launch_error)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    BOOST_CHECK_EXCEPTION(f.start(*r, {"__missing_program__"}), launch_error, [](const launch_error& e) {
+        return std::string(e.what()).rfind("Failed to start host process: __missing_program__", 0) == 0;
+    });
+    fake_sandbox fake(execution_policy::defaults());
+    BOOST_CHECK_THROW(fake.start(f.ctx.get_executor(), {"cat"}), launch_error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(test_bubblewrap_reachability)
+
+BOOST_AUTO_TEST_CASE(an_unreachable_base_dir_is_named_in_the_error)
+{
+    if (::geteuid() != 0 || !require_driver(driver::bubblewrap)) return;
+    temp_dir private_base;  // 0700 root: bwrap, started as uid 65534, cannot reach inside
+    auto r = make_runner(execution_policy::in(private_base.path), driver::bubblewrap);
+    BOOST_CHECK_EXCEPTION(run_sync(*r, {"true"}), launch_error, [&](const launch_error& e) {
+        const std::string what = e.what();
+        return what.rfind("Failed to start bwrap: base directory " + private_base.path.string(), 0) == 0 &&
+               what.find("chmod o+x") != std::string::npos;
+    });
+    BOOST_TEST(std::filesystem::is_empty(private_base.path));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
