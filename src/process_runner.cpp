@@ -115,7 +115,7 @@ public:
             while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
             }
         }
-        if (pid_ > 0 && !plan_.cleanup_argv.empty()) run_blocking(plan_.cleanup_argv, cleanup_env_);
+        if (pid_ > 0 && !reaped_ && !plan_.cleanup_argv.empty()) run_blocking(plan_.cleanup_argv, cleanup_env_);
         run_cleanup();
     }
 

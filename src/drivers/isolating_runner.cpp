@@ -47,13 +47,31 @@ bool cgroups_usable()
     return usable;
 }
 
-// The last non-empty line of a text.
-std::string last_line(const std::string& text)
+// The line of an engine client's stderr that says what went wrong: docker ends with a
+// "Run 'docker run --help'" hint and may start with "Unable to find image ... locally".
+std::string engine_error_line(const std::string& err)
 {
-    auto end = text.find_last_not_of("\r\n");
-    if (end == std::string::npos) return {};
-    auto start = text.rfind('\n', end);
-    return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < err.size()) {
+        auto end = err.find('\n', start);
+        if (end == std::string::npos) end = err.size();
+        if (end > start) lines.push_back(err.substr(start, end - start));
+        start = end + 1;
+    }
+    std::string reason = lines.empty() ? std::string() : lines.back();
+    [&] {
+        for (const char* marker : {"Cannot connect", "Error response from daemon", "docker: ", "Error: "})
+            for (const auto& line : lines)
+                if (line.find(marker) != std::string::npos) {
+                    reason = line;
+                    return;
+                }
+    }();
+    // "Unable to find image 'x' locally" names the image; the daemon's reason does not.
+    for (const auto& line : lines)
+        if (line.find("Unable to find image") != std::string::npos && line != reason) return line + ": " + reason;
+    return reason;
 }
 
 class isolating_runner final : public command_runner {
@@ -207,16 +225,16 @@ private:
     {
         if (container() && r.exit_code == 125 && !r.timed_out) {
             if (r.err.find("Cannot connect to the Docker daemon") != std::string::npos)
-                fail("the Docker engine is not running (" + last_line(r.err) + ")");
+                fail("the Docker engine is not running (" + engine_error_line(r.err) + ")");
             if (r.err.rfind("docker: ", 0) == 0 || r.err.rfind("Error: ", 0) == 0 ||
                 r.err.find("Unable to find image") != std::string::npos ||
                 r.err.find("Error response from daemon") != std::string::npos)
-                fail(last_line(r.err));
+                fail(engine_error_line(r.err));
         }
         if (driver_ == driver::bubblewrap && r.exit_code == 1 && r.err.rfind("bwrap: ", 0) == 0) {
             // bwrap reports a command it cannot execute with 1; shells and the host driver say 127.
             if (r.err.rfind("bwrap: execvp ", 0) == 0) r.exit_code = exit_codes::command_not_found;
-            else fail(last_line(r.err));
+            else fail(engine_error_line(r.err));
         }
     }
 

@@ -1,67 +1,99 @@
 // SPDX-License-Identifier: BSL-1.0
-// Whether a driver can run here. Tests on a driver that cannot run say so loudly and return,
+// Which drivers can run here. A test on a driver that cannot run says so loudly and returns,
 // except under CI=true, where that is a failure: CI always has every engine.
 #ifndef SANDBOX_TEST_DRIVER_AVAILABILITY_HPP
 #define SANDBOX_TEST_DRIVER_AVAILABILITY_HPP
 
 #include "test_support.hpp"
 
+#include <boost/test/unit_test.hpp>
+
+#include <array>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace sandbox {
+
+// Boost.Test prints the sample of a data test case through this.
+inline std::ostream& boost_test_print_type(std::ostream& os, driver d) { return os << to_string(d); }
+
+}  // namespace sandbox
 
 namespace sandbox::test {
 
-/// The image docker and podman tests use: SANDBOX_TEST_IMAGE, default the local busybox
-/// image scripts/setup-engines.sh imports.
+inline constexpr std::array<driver, 5> every_driver{driver::host, driver::docker, driver::podman,
+                                                    driver::bubblewrap, driver::firejail};
+inline constexpr std::array<driver, 4> isolating_drivers{driver::docker, driver::podman, driver::bubblewrap,
+                                                         driver::firejail};
+inline constexpr std::array<driver, 2> container_drivers{driver::docker, driver::podman};
+
+/// The image docker and podman run: SANDBOX_TEST_IMAGE, else the local busybox image that
+/// scripts/setup-engines.sh imports (no registry is reachable).
 inline std::string test_image()
 {
     const char* v = std::getenv("SANDBOX_TEST_IMAGE");
-    return v && *v ? v : "sandbox-test/busybox:latest";
+    return v && *v ? std::string(v) : std::string("sandbox-test/busybox:latest");
 }
 
-inline driver_options test_options()
+inline driver_options options_for(driver /*d*/)
 {
     driver_options o;
     o.image = test_image();
     return o;
 }
 
-/// Empty when `d` runs `true`; else why not (once per driver and process).
-inline std::string why_unavailable(driver d)
+inline bool is_container(driver d) { return d == driver::docker || d == driver::podman; }
+
+/// Why `d` cannot run here, or nullopt when `true` runs through it. Tried once per driver.
+inline const std::optional<std::string>& unavailable_reason(driver d)
 {
     static std::mutex m;
-    static std::map<driver, std::string> cache;
+    static std::map<driver, std::optional<std::string>> cache;
     std::lock_guard lock(m);
     if (auto it = cache.find(d); it != cache.end()) return it->second;
-    std::string why;
+    std::optional<std::string> why;
     try {
-        auto r = make_runner(execution_policy::defaults().with_timeout(60s), d, test_options());
-        auto res = run_sync(*r, {"true"});
-        if (!res.success()) why = "`true` failed with exit " + std::to_string(res.exit_code) + ": " + res.err;
-    } catch (const std::exception& e) {
+        auto runner = make_runner(execution_policy::defaults().with_timeout(60s), d, options_for(d));
+        const auto r = run_sync(*runner, {"true"});
+        if (!r.success())
+            why = "`true` exited " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") + ": " + r.err;
+    } catch (const launch_error& e) {
         why = e.what();
+    } catch (const std::exception& e) {
+        why = std::string("unexpected exception: ") + e.what();
     }
-    return cache[d] = why;
+    return cache.emplace(d, std::move(why)).first->second;
 }
 
-/// True when the test may go on with `d`. Otherwise reports a skip (or, under CI, a
-/// failure) naming the driver and the reason.
-inline bool require_driver(driver d)
+/// True when `d` can run here. Otherwise a loud skip message, or a test failure under CI=true
+/// (engine tests are never skipped in CI).
+inline bool driver_ready(driver d)
 {
-    const auto why = why_unavailable(d);
-    if (why.empty()) return true;
+    const auto& why = unavailable_reason(d);
+    if (!why) return true;
     if (running_in_ci()) {
-        BOOST_FAIL("driver " << to_string(d) << " cannot run under CI=true: " << why);
+        BOOST_ERROR("driver " << to_string(d) << " cannot run here, and CI=true forbids skipping: " << *why);
+    } else {
+        BOOST_TEST_MESSAGE("SKIPPED: " << to_string(d) << " cannot run here: " << *why);
+        BOOST_WARN_MESSAGE(false, "SKIPPED: " << to_string(d) << " cannot run here: " << *why);
     }
-    BOOST_TEST_MESSAGE("SKIPPED: driver " << to_string(d) << " cannot run here: " << why);
-    BOOST_WARN_MESSAGE(false, "SKIPPED: driver " << to_string(d) << " cannot run here: " << why);
     return false;
 }
 
-}  // namespace sandbox::test
+#define SANDBOX_REQUIRE_DRIVER(d)                                                                                      \
+    do {                                                                                                               \
+        if (!::sandbox::test::driver_ready(d)) return;                                                                \
+    } while (0)
 
-namespace sandbox {
-inline std::ostream& boost_test_print_type(std::ostream& os, driver d) { return os << to_string(d); }
-}  // namespace sandbox
+/// driver_options for tests: the test image.
+inline driver_options test_options() { return options_for(driver::host); }
+
+/// The same as driver_ready(): true when the test may go on with `d`.
+inline bool require_driver(driver d) { return driver_ready(d); }
+
+}  // namespace sandbox::test
 
 #endif

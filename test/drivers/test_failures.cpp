@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: BSL-1.0
+// Failures are clear: a missing or unusable driver binary, the binary settings that choose
+// it (DOCKER_BIN, PODMAN_BIN, FIREJAIL_BIN, BWRAP_BIN, driver_options::binary), and an
+// engine that is installed but not running.
+#include "driver_fixture.hpp"
+
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+
+using namespace sandbox;
+using namespace sandbox::test;
+namespace data = boost::unit_test::data;
+
+namespace {
+
+std::string tool_name(driver d)
+{
+    switch (d) {
+    case driver::docker: return "docker";
+    case driver::podman: return "podman";
+    case driver::firejail: return "firejail";
+    case driver::bubblewrap: return "bwrap";
+    case driver::host: break;
+    }
+    return "host";
+}
+
+std::string variable_of(driver d)
+{
+    switch (d) {
+    case driver::docker: return "DOCKER_BIN";
+    case driver::podman: return "PODMAN_BIN";
+    case driver::firejail: return "FIREJAIL_BIN";
+    default: return "BWRAP_BIN";
+    }
+}
+
+// The launch_error message of running `true`, or "" when nothing was thrown.
+std::string launch_error_of(const driver_env& e)
+{
+    try {
+        const auto r = e.run({"true"});
+        BOOST_ERROR("no launch_error; " << describe(r));
+    } catch (const launch_error& err) {
+        return err.what();
+    }
+    return {};
+}
+
+// An executable script that prints its name and arguments instead of sandboxing anything.
+std::filesystem::path fake_tool(const scratch_dir& dir, const std::string& label)
+{
+    const auto path = dir.path / label;
+    std::ofstream(path) << "#!/bin/sh\necho \"" << label << " $*\"\n";
+    ::chmod(path.c_str(), 0755);
+    return path;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(failures_are_clear)
+
+BOOST_DATA_TEST_CASE(a_missing_binary_named_by_the_variable_is_a_launch_error, data::make(isolating_drivers), d)
+{
+    driver_env e(d);
+    const std::string missing = "/nonexistent-dir/" + tool_name(d);
+    env_guard var(variable_of(d), missing);
+    auto runner = e.runner();  // constructing never throws
+    const auto what = launch_error_of(e);
+    BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
+    BOOST_TEST(what.find(missing) != std::string::npos, what);
+    BOOST_TEST(what.find("No such file or directory") != std::string::npos, what);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_DATA_TEST_CASE(a_missing_or_unusable_binary_in_the_options_is_a_launch_error, data::make(isolating_drivers), d)
+{
+    driver_env e(d);
+    scratch_dir dir;
+    e.options.binary = (dir.path / "missing-tool").string();
+    auto what = launch_error_of(e);
+    BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
+    BOOST_TEST(what.find(e.options.binary) != std::string::npos, what);
+
+    // Not executable.
+    const auto plain = dir.path / "not-executable";
+    std::ofstream(plain) << "#!/bin/sh\nexit 0\n";
+    ::chmod(plain.c_str(), 0644);
+    e.options.binary = plain.string();
+    what = launch_error_of(e);
+    BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
+    BOOST_TEST(what.find("Permission denied") != std::string::npos, what);
+
+    // A directory.
+    e.options.binary = dir.path.string();
+    what = launch_error_of(e);
+    BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
+    BOOST_TEST(what.find("directory") != std::string::npos, what);
+
+    // A bare name that is not on PATH.
+    e.options.binary = "no-such-tool-on-path-" + random_digits();
+    what = launch_error_of(e);
+    BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
+    BOOST_TEST(what.find(e.options.binary) != std::string::npos, what);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_DATA_TEST_CASE(the_variable_and_the_option_choose_the_binary_option_first, data::make(isolating_drivers), d)
+{
+    driver_env e(d);
+    scratch_dir dir;
+    const auto from_var = fake_tool(dir, "fake-from-variable");
+    const auto from_option = fake_tool(dir, "fake-from-option");
+    env_guard var(variable_of(d), from_var.string());
+
+    auto r = e.run({"true"});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.success());
+    BOOST_TEST(r.out.rfind("fake-from-variable ", 0) == 0u);
+    // The fake tool got the driver's command line.
+    switch (d) {
+    case driver::docker:
+    case driver::podman: BOOST_TEST(r.out.find("run --rm -i --init --name sandbox-") != std::string::npos); break;
+    case driver::bubblewrap: BOOST_TEST(r.out.find("--unshare-all") != std::string::npos); break;
+    default: BOOST_TEST(r.out.find("--quiet --noprofile") != std::string::npos); break;
+    }
+    BOOST_TEST(r.out.find(" true\n") != std::string::npos);
+
+    e.options.binary = from_option.string();
+    r = e.run({"true"});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.out.rfind("fake-from-option ", 0) == 0u);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_CASE(an_installed_docker_engine_that_is_not_running_says_so)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::docker);
+    driver_env e(driver::docker);
+    std::string what;
+    {
+        env_guard host("DOCKER_HOST", "unix:///nonexistent.sock");
+        what = launch_error_of(e);
+    }
+    BOOST_TEST(what.rfind("Failed to start docker: the Docker engine is not running", 0) == 0u, what);
+    // The reason in parentheses is docker's own: which daemon it could not reach.
+    BOOST_TEST((what.find("Cannot connect") != std::string::npos || what.find("nonexistent.sock") != std::string::npos),
+               "the reason does not say which engine is unreachable: " << what);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+    // With the variable restored, the same runner settings work again.
+    const auto r = e.run({"true"});
+    BOOST_TEST(r.success(), describe(r));
+}
+
+BOOST_DATA_TEST_CASE(a_missing_image_is_a_launch_error_naming_it, data::make(container_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    e.options.image = "sandbox-test/missing-" + random_digits() + ":latest";
+    const auto what = launch_error_of(e);
+    BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
+    BOOST_TEST(what.find(e.options.image) != std::string::npos, "the message does not name the image: " << what);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_CASE(bubblewrap_reports_a_command_it_cannot_execute_as_127)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::bubblewrap);
+    driver_env e(driver::bubblewrap);
+    const auto r = e.run({"/nonexistent/program"});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == exit_codes::command_not_found);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

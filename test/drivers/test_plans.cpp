@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: BSL-1.0
+// The launch plans as pure functions: the exact argv each isolating driver builds from a
+// synthetic sandbox_setup. No engine is needed.
+#include "driver_fixture.hpp"
+
+#include <sandbox/detail/driver_plans.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <set>
+
+using namespace sandbox;
+using namespace sandbox::test;
+using sandbox::detail::sandbox_setup;
+using argv_t = std::vector<std::string>;
+
+namespace {
+
+constexpr const char* name = "sandbox-0123456789abcdef01234567";
+
+sandbox_setup make_setup(const std::string& binary)
+{
+    sandbox_setup s;
+    s.binary = binary;
+    s.name = name;
+    s.work_dir = std::string("/base/") + name;
+    s.mounts = {{"/h/rw", "/mnt/rw0", "rw"}, {"/h/rw2", "/mnt/rw1", "rw"}, {"/h/ro", "/mnt/ro0", "ro"}};
+    s.env = {{"A", "1"}, {"B", "two words"}, {"PATH", "/bin"}};
+    s.uid = 65534;
+    s.gid = 65534;
+    s.setpriv = "/usr/bin/setpriv";
+    s.prlimit = "/usr/bin/prlimit";
+    return s;
+}
+
+sandbox_setup firejail_setup()
+{
+    auto s = make_setup("/usr/bin/firejail");
+    s.mounts = {{"/tmp/w", "/tmp/w", "rw"}, {"/tmpfoo/x", "/tmpfoo/x", "rw"}, {"/srv/r", "/srv/r", "ro"},
+                {"/tmp/r", "/tmp/r", "ro"}};
+    return s;
+}
+
+const argv_t user_argv{"sh", "-c", "echo \"$0\"", "--rm", "-e", "X=1", "--"};
+
+// Position of the first occurrence of `seq` as consecutive elements of `a`, or npos.
+std::size_t find_seq(const argv_t& a, const argv_t& seq, std::size_t from = 0)
+{
+    if (seq.empty() || a.size() < seq.size()) return std::string::npos;
+    for (std::size_t i = from; i + seq.size() <= a.size(); ++i)
+        if (std::equal(seq.begin(), seq.end(), a.begin() + static_cast<std::ptrdiff_t>(i))) return i;
+    return std::string::npos;
+}
+
+bool has(const argv_t& a, const argv_t& seq) { return find_seq(a, seq) != std::string::npos; }
+
+bool has_prefix_arg(const argv_t& a, const std::string& prefix)
+{
+    return std::any_of(a.begin(), a.end(), [&](const std::string& s) { return s.rfind(prefix, 0) == 0; });
+}
+
+std::size_t count(const argv_t& a, const std::string& v) { return static_cast<std::size_t>(std::count(a.begin(), a.end(), v)); }
+
+// The argv ends with "--" then exactly the user's argv (or, for containers, image then argv).
+bool ends_with(const argv_t& a, const argv_t& tail)
+{
+    return a.size() >= tail.size() && std::equal(tail.begin(), tail.end(), a.end() - static_cast<std::ptrdiff_t>(tail.size()));
+}
+
+const execution_policy no_net = execution_policy::defaults().with_memory("64M");
+const execution_policy with_net = no_net.with_network(true);
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(launch_plans)
+
+// ------------------------------------------------------------------ docker and podman
+
+BOOST_AUTO_TEST_CASE(container_argv_starts_a_removed_interactive_named_container_with_an_init)
+{
+    driver_options o;
+    o.image = "img:tag";
+    for (bool podman : {false, true}) {
+        const auto a = detail::container_argv(make_setup("/usr/bin/engine"), no_net, o, podman, user_argv);
+        BOOST_TEST_INFO("podman=" << podman << ": " << join(a));
+        BOOST_TEST((find_seq(a, {"/usr/bin/engine", "run", "--rm", "-i", "--init", "--name", name}) == 0u));
+        BOOST_TEST(count(a, "--rm") == 2u);  // one of ours, one in the user's argv after the image
+    }
+}
+
+BOOST_AUTO_TEST_CASE(container_argv_confines_the_container)
+{
+    driver_options o;
+    o.image = "img:tag";
+    for (bool podman : {false, true}) {
+        const auto a = detail::container_argv(make_setup("/usr/bin/engine"), no_net, o, podman, user_argv);
+        BOOST_TEST_INFO("podman=" << podman << ": " << join(a));
+        BOOST_TEST(has(a, {"--network=none"}));
+        BOOST_TEST(has(a, {"--read-only"}));
+        BOOST_TEST(has(a, {"--cap-drop=ALL"}));
+        BOOST_TEST(has(a, {"--security-opt", "no-new-privileges"}));
+        BOOST_TEST(has(a, {"-u", "65534:65534"}));
+        BOOST_TEST(has(a, {"--memory", "64m"}));
+        BOOST_TEST(has(a, {"--memory-swap", "64m"}));  // no swap beyond the limit
+        BOOST_TEST(has(a, {"--pids-limit=256"}));
+        const auto tmpfs = find_seq(a, {"--tmpfs"});
+        BOOST_REQUIRE(tmpfs != std::string::npos);
+        BOOST_TEST(a[tmpfs + 1].rfind("/tmp:", 0) == 0u);
+        BOOST_TEST(!has_prefix_arg(a, "--privileged"));
+        BOOST_TEST(!has_prefix_arg(a, "--cap-add"));
+        BOOST_TEST(!has(a, {"--network=host"}));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(container_argv_network_flag_follows_the_policy)
+{
+    driver_options o;
+    const auto off = detail::container_argv(make_setup("/d"), no_net, o, false, user_argv);
+    const auto on = detail::container_argv(make_setup("/d"), with_net, o, false, user_argv);
+    BOOST_TEST(has(off, {"--network=none"}));
+    BOOST_TEST(!has_prefix_arg(on, "--network"));
+    BOOST_TEST(!has_prefix_arg(on, "--net="));
+}
+
+BOOST_AUTO_TEST_CASE(container_argv_limits_come_from_policy_and_options)
+{
+    driver_options o;
+    o.pids_limit = 32;
+    const auto a = detail::container_argv(make_setup("/d"), execution_policy::defaults().with_memory("1G"), o, true,
+                                          user_argv);
+    BOOST_TEST(has(a, {"--pids-limit=32"}));
+    BOOST_TEST(has(a, {"--memory", "1024m"}));
+    BOOST_TEST(has(a, {"--memory-swap", "1024m"}));
+}
+
+BOOST_AUTO_TEST_CASE(container_argv_mounts_work_dir_then_writable_then_readable)
+{
+    driver_options o;
+    const auto a = detail::container_argv(make_setup("/d"), no_net, o, false, user_argv);
+    const auto work = find_seq(a, {"-v", std::string("/base/") + name + ":/work:rw"});
+    const auto rw0 = find_seq(a, {"-v", "/h/rw:/mnt/rw0:rw"});
+    const auto rw1 = find_seq(a, {"-v", "/h/rw2:/mnt/rw1:rw"});
+    const auto ro0 = find_seq(a, {"-v", "/h/ro:/mnt/ro0:ro"});
+    BOOST_TEST_INFO(join(a));
+    BOOST_REQUIRE(work != std::string::npos);
+    BOOST_REQUIRE(rw0 != std::string::npos);
+    BOOST_REQUIRE(rw1 != std::string::npos);
+    BOOST_REQUIRE(ro0 != std::string::npos);
+    BOOST_TEST(work < rw0);
+    BOOST_TEST(rw0 < rw1);
+    BOOST_TEST(rw1 < ro0);
+    BOOST_TEST(count(a, "-v") == 4u);
+    BOOST_TEST(!has_prefix_arg(a, "/h/rw:/mnt/rw0:rw,"));  // docker rejects "rw,bind"
+}
+
+BOOST_AUTO_TEST_CASE(container_argv_passes_the_environment_in_order_and_podman_drops_its_own)
+{
+    driver_options o;
+    const auto d = detail::container_argv(make_setup("/d"), no_net, o, false, user_argv);
+    const auto p = detail::container_argv(make_setup("/p"), no_net, o, true, user_argv);
+    for (const auto* a : {&d, &p}) {
+        const auto e1 = find_seq(*a, {"-e", "A=1"});
+        const auto e2 = find_seq(*a, {"-e", "B=two words"});
+        const auto e3 = find_seq(*a, {"-e", "PATH=/bin"});
+        BOOST_REQUIRE(e1 != std::string::npos);
+        BOOST_TEST(e1 < e2);
+        BOOST_TEST(e2 < e3);
+        BOOST_TEST(e3 != std::string::npos);
+        BOOST_TEST(count(*a, "-e") == 3u + 1u);  // plus the "-e" inside the user's argv
+    }
+    BOOST_TEST(!has(d, {"--unsetenv-all"}));
+    const auto unset = find_seq(p, {"--unsetenv-all"});
+    BOOST_REQUIRE(unset != std::string::npos);
+    BOOST_TEST(unset < find_seq(p, {"-e", "A=1"}));
+}
+
+BOOST_AUTO_TEST_CASE(container_argv_ends_with_workdir_image_and_the_argv_verbatim)
+{
+    driver_options o;
+    o.image = "sandbox-test/busybox:latest";
+    const auto a = detail::container_argv(make_setup("/d"), no_net, o, false, user_argv);
+    argv_t tail{"-w", "/work", "sandbox-test/busybox:latest"};
+    tail.insert(tail.end(), user_argv.begin(), user_argv.end());
+    BOOST_TEST_INFO(join(a));
+    BOOST_TEST(ends_with(a, tail));
+}
+
+BOOST_AUTO_TEST_CASE(container_cleanup_kills_and_removes_by_name)
+{
+    const auto s = make_setup("/usr/bin/engine");
+    BOOST_TEST((detail::container_cleanup_argv(s, false) == argv_t{"/usr/bin/engine", "rm", "-f", name}));
+    BOOST_TEST((detail::container_cleanup_argv(s, true) == argv_t{"/usr/bin/engine", "rm", "-f", "-t", "0", name}));
+}
+
+// ------------------------------------------------------------------ bubblewrap
+
+BOOST_AUTO_TEST_CASE(bubblewrap_starts_directly_without_drop_or_limits)
+{
+    const auto a = detail::bubblewrap_argv(make_setup("/usr/bin/bwrap"), no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    BOOST_TEST(a.front() == "/usr/bin/bwrap");
+    BOOST_TEST(!has(a, {"/usr/bin/setpriv"}));
+    BOOST_TEST(!has_prefix_arg(a, "--reuid"));
+    BOOST_TEST(!has(a, {"/usr/bin/prlimit"}));
+}
+
+BOOST_AUTO_TEST_CASE(bubblewrap_is_started_through_setpriv_only_when_dropping_to_the_uid)
+{
+    auto s = make_setup("/usr/bin/bwrap");
+    s.drop_to_uid = true;
+    s.uid = 1234;
+    s.gid = 5678;
+    const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    BOOST_TEST((find_seq(a, {"/usr/bin/setpriv", "--reuid=1234", "--regid=5678", "--clear-groups", "--",
+                             "/usr/bin/bwrap"}) == 0u));
+}
+
+BOOST_AUTO_TEST_CASE(bubblewrap_limit_prefix_comes_first_then_setpriv_then_prlimit)
+{
+    auto s = make_setup("/usr/bin/bwrap");
+    s.drop_to_uid = true;
+    s.limit_prefix = {"/bin/sh", "-c", "join", "sandbox-cgroup", "/cg/memory/x/cgroup.procs", "--"};
+    s.rlimit_as = 1 << 20;
+    const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    BOOST_TEST(find_seq(a, s.limit_prefix) == 0u);
+    const auto setpriv = find_seq(a, {"/usr/bin/setpriv"});
+    const auto prlimit = find_seq(a, {"/usr/bin/prlimit", "--as=1048576", "--"});
+    const auto bwrap = find_seq(a, {"/usr/bin/bwrap"});
+    BOOST_TEST(setpriv == s.limit_prefix.size());
+    BOOST_TEST(setpriv < prlimit);
+    BOOST_TEST(prlimit + 3 == bwrap);
+}
+
+BOOST_AUTO_TEST_CASE(bubblewrap_unshares_everything_and_drops_capabilities)
+{
+    const auto a = detail::bubblewrap_argv(make_setup("/usr/bin/bwrap"), no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    for (const argv_t& flag : std::vector<argv_t>{{"--unshare-all"},
+                                                  {"--unshare-user"},
+                                                  {"--disable-userns"},
+                                                  {"--die-with-parent"},
+                                                  {"--new-session"},
+                                                  {"--cap-drop", "ALL"},
+                                                  {"--clearenv"},
+                                                  {"--proc", "/proc"},
+                                                  {"--ro-bind", "/proc/sys", "/proc/sys"},
+                                                  {"--dev", "/dev"},
+                                                  {"--tmpfs", "/tmp"},
+                                                  {"--ro-bind", "/usr", "/usr"},
+                                                  {"--remount-ro", "/"}})
+        BOOST_TEST(has(a, flag), join(flag));
+    BOOST_TEST(!has(a, {"--share-net"}));
+    // Not the whole host root.
+    BOOST_TEST(!has(a, {"--bind", "/", "/"}));
+    BOOST_TEST(!has(a, {"--ro-bind", "/", "/"}));
+    BOOST_TEST(!has(a, {"--dev-bind", "/", "/"}));
+    BOOST_TEST(!has(a, {"--ro-bind", "/etc", "/etc"}));
+    BOOST_TEST(!has(a, {"--ro-bind-try", "/etc/shadow", "/etc/shadow"}));
+    // Resolver files only with the network.
+    BOOST_TEST(!has(a, {"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"}));
+}
+
+BOOST_AUTO_TEST_CASE(bubblewrap_shares_the_network_only_when_enabled)
+{
+    const auto a = detail::bubblewrap_argv(make_setup("/usr/bin/bwrap"), with_net, user_argv);
+    BOOST_TEST(has(a, {"--unshare-all"}));
+    BOOST_TEST(has(a, {"--share-net"}));
+    BOOST_TEST(find_seq(a, {"--unshare-all"}) < find_seq(a, {"--share-net"}));
+    BOOST_TEST(has(a, {"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"}));
+}
+
+BOOST_AUTO_TEST_CASE(bubblewrap_sets_the_environment_in_order_after_clearing_it)
+{
+    const auto a = detail::bubblewrap_argv(make_setup("/usr/bin/bwrap"), no_net, user_argv);
+    const auto clear = find_seq(a, {"--clearenv"});
+    const auto e1 = find_seq(a, {"--setenv", "A", "1"});
+    const auto e2 = find_seq(a, {"--setenv", "B", "two words"});
+    const auto e3 = find_seq(a, {"--setenv", "PATH", "/bin"});
+    BOOST_REQUIRE(e1 != std::string::npos);
+    BOOST_REQUIRE(e3 != std::string::npos);
+    BOOST_TEST(clear < e1);
+    BOOST_TEST(e1 < e2);
+    BOOST_TEST(e2 < e3);
+    BOOST_TEST(count(a, "--setenv") == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(bubblewrap_binds_work_dir_then_mounts_then_chdirs_and_runs_the_argv)
+{
+    const auto a = detail::bubblewrap_argv(make_setup("/usr/bin/bwrap"), no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    const auto work = find_seq(a, {"--bind", std::string("/base/") + name, "/work"});
+    const auto rw0 = find_seq(a, {"--bind", "/h/rw", "/mnt/rw0"});
+    const auto rw1 = find_seq(a, {"--bind", "/h/rw2", "/mnt/rw1"});
+    const auto ro0 = find_seq(a, {"--ro-bind", "/h/ro", "/mnt/ro0"});
+    const auto remount = find_seq(a, {"--remount-ro", "/"});
+    BOOST_REQUIRE(work != std::string::npos);
+    BOOST_TEST(work < rw0);
+    BOOST_TEST(rw0 < rw1);
+    BOOST_TEST(rw1 < ro0);
+    BOOST_TEST(ro0 != std::string::npos);
+    BOOST_TEST(ro0 < remount);
+    BOOST_TEST(!has(a, {"--bind", "/h/ro", "/mnt/ro0"}));
+    argv_t tail{"--chdir", "/work", "--"};
+    tail.insert(tail.end(), user_argv.begin(), user_argv.end());
+    BOOST_TEST(ends_with(a, tail));
+}
+
+// ------------------------------------------------------------------ firejail
+
+BOOST_AUTO_TEST_CASE(firejail_argv_confines_and_makes_the_work_dir_the_private_home)
+{
+    const auto s = firejail_setup();
+    const auto a = detail::firejail_argv(s, no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    BOOST_TEST((find_seq(a, {"/usr/bin/firejail", "--quiet", "--noprofile"}) == 0u));
+    for (const std::string& flag : argv_t{"--net=none", "--private=/base/" + std::string(name), "--private-cwd",
+                                   "--private-dev", "--private-tmp", "--caps.drop=all", "--nonewprivs", "--seccomp",
+                                   "--read-only=/", "--deterministic-exit-code"})
+        BOOST_TEST(has(a, {flag}), flag);
+    argv_t tail{"--"};
+    tail.insert(tail.end(), user_argv.begin(), user_argv.end());
+    BOOST_TEST(ends_with(a, tail));
+    BOOST_TEST(!has_prefix_arg(a, "--rlimit-as"));
+    BOOST_TEST(!has_prefix_arg(a, "--profile"));
+}
+
+BOOST_AUTO_TEST_CASE(firejail_network_flag_follows_the_policy)
+{
+    const auto a = detail::firejail_argv(firejail_setup(), with_net, user_argv);
+    BOOST_TEST(!has_prefix_arg(a, "--net="));
+    BOOST_TEST(has(detail::firejail_argv(firejail_setup(), no_net, user_argv), {"--net=none"}));
+}
+
+BOOST_AUTO_TEST_CASE(firejail_paths_keep_host_paths_and_tmp_ones_are_whitelisted)
+{
+    const auto a = detail::firejail_argv(firejail_setup(), no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    const auto rw = find_seq(a, {"--read-write=/tmp/w"});
+    BOOST_REQUIRE(rw != std::string::npos);
+    BOOST_TEST(has(a, {"--whitelist=/tmp/w"}));
+    BOOST_TEST(has(a, {"--read-write=/tmpfoo/x"}));
+    BOOST_TEST(!has(a, {"--whitelist=/tmpfoo/x"}));  // not under /tmp/
+    BOOST_TEST(has(a, {"--read-only=/srv/r"}));
+    BOOST_TEST(!has(a, {"--read-write=/srv/r"}));
+    BOOST_TEST(!has(a, {"--whitelist=/srv/r"}));
+    BOOST_TEST(has(a, {"--read-only=/tmp/r"}));
+    BOOST_TEST(has(a, {"--whitelist=/tmp/r"}));
+    BOOST_TEST(!has_prefix_arg(a, "--bind"));
+    // Writable paths are opened after the host was made read-only, so they win.
+    BOOST_TEST(find_seq(a, {"--read-only=/"}) < rw);
+    for (const auto& m : detail::writable_host_mounts()) BOOST_TEST(find_seq(a, {"--read-only=" + m}) < rw, m);
+}
+
+BOOST_AUTO_TEST_CASE(firejail_limits_prefix_and_rlimit)
+{
+    auto s = firejail_setup();
+    s.limit_prefix = {"/bin/sh", "-c", "join", "sandbox-cgroup", "/cg/pids/x/cgroup.procs", "--"};
+    auto a = detail::firejail_argv(s, no_net, user_argv);
+    BOOST_TEST(find_seq(a, s.limit_prefix) == 0u);
+    BOOST_TEST(a[s.limit_prefix.size()] == "/usr/bin/firejail");
+    s.limit_prefix.clear();
+    s.rlimit_as = 64u << 20;
+    a = detail::firejail_argv(s, no_net, user_argv);
+    BOOST_TEST(a.front() == "/usr/bin/firejail");
+    BOOST_TEST(has(a, {"--rlimit-as=67108864"}));
+    BOOST_TEST(find_seq(a, {"--rlimit-as=67108864"}) < find_seq(a, {"--"}));
+}
+
+// ------------------------------------------------------------------ shared pieces
+
+BOOST_AUTO_TEST_CASE(cgroup_join_prefix_writes_into_each_cgroup_then_execs)
+{
+    if (!cgroups_usable_here()) {
+        BOOST_TEST_MESSAGE("no writable memory cgroup here: the join prefix is not built");
+        return;
+    }
+    std::string why;
+    auto cg = detail::cgroup_limits::create(detail::random_sandbox_name(), 64ull << 20, 32, why);
+    BOOST_REQUIRE_MESSAGE(cg.has_value(), why);
+    const auto prefix = cg->join_prefix();
+    BOOST_TEST_INFO(join(prefix));
+    BOOST_REQUIRE(prefix.size() >= 5u);
+    BOOST_TEST(prefix[0] == "/bin/sh");
+    BOOST_TEST(prefix[1] == "-c");
+    BOOST_TEST(prefix.back() == "--");
+    BOOST_TEST(prefix.size() == 4u + cg->dirs().size() + 1u);
+    for (const auto& d : cg->dirs()) {
+        BOOST_TEST(has(prefix, {(d / "cgroup.procs").string()}), d.string());
+        BOOST_TEST(std::filesystem::is_directory(d));
+    }
+    const auto dirs = cg->dirs();
+    cg->remove();
+    for (const auto& d : dirs) BOOST_TEST(!std::filesystem::exists(d), d.string());
+}
+
+BOOST_AUTO_TEST_CASE(mounts_for_numbers_writable_then_readable_and_skips_unusable_paths)
+{
+    scratch_dir dir;
+    const auto a = dir.sub("a"), b = dir.sub("b"), c = dir.sub("c"), colon = dir.sub("has:colon");
+    std::filesystem::create_directory_symlink(c, dir.path / "link-to-c");
+    const auto policy = execution_policy::defaults()
+                            .with_writable_paths({dir.path / "missing", a, colon, b})
+                            .with_readable_paths({colon, dir.path / "link-to-c", dir.path / "missing2"});
+    const auto ra = std::filesystem::canonical(a).string(), rb = std::filesystem::canonical(b).string(),
+               rc = std::filesystem::canonical(c).string();
+    for (driver d : {driver::docker, driver::podman, driver::bubblewrap}) {
+        const auto m = mounts_for(policy, d);
+        BOOST_TEST_INFO(to_string(d));
+        BOOST_TEST((m == std::vector<mount>{{ra, "/mnt/rw0", "rw"}, {rb, "/mnt/rw1", "rw"}, {rc, "/mnt/ro0", "ro"}}));
+    }
+    for (driver d : {driver::firejail, driver::host}) {
+        const auto m = mounts_for(policy, d);
+        BOOST_TEST_INFO(to_string(d));
+        BOOST_TEST((m == std::vector<mount>{{ra, ra, "rw"}, {rb, rb, "rw"}, {rc, rc, "ro"}}));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(sandbox_names_are_unique_and_well_formed)
+{
+    std::set<std::string> seen;
+    for (int i = 0; i < 1000; ++i) {
+        auto n = detail::random_sandbox_name();
+        BOOST_TEST(is_sandbox_name(n), n);
+        seen.insert(std::move(n));
+    }
+    BOOST_TEST(seen.size() == 1000u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
