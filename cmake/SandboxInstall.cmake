@@ -8,6 +8,7 @@ install(TARGETS sandbox EXPORT sandboxTargets
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/sandbox" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES "${PROJECT_BINARY_DIR}/include/sandbox/version.hpp" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sandbox)
 install(EXPORT sandboxTargets NAMESPACE sandbox:: DESTINATION ${SANDBOX_CMAKE_DIR})
 
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/sandboxConfig.cmake.in"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include <sandbox/exec_result.hpp>
+#include <sandbox/json.hpp>
 
 #include "json_util.hpp"
 
@@ -37,8 +38,11 @@ std::chrono::nanoseconds from_seconds(const json::value& v, std::string_view wha
 void tag_invoke(const json::value_from_tag&, json::value& jv, const exec_result& r)
 {
     json::object o;
-    o["stdout"] = r.out;
-    o["stderr"] = r.err;
+    std::string out = r.out, err = r.err;
+    make_valid_utf8(out);
+    make_valid_utf8(err);
+    o["stdout"] = std::move(out);
+    o["stderr"] = std::move(err);
     o["exit_code"] = r.exit_code;
     o["duration"] = to_seconds(r.duration);
     o["timed_out"] = r.timed_out;

@@ -21,6 +21,12 @@ namespace sandbox {
 std::string to_json(const exec_result& r);
 std::string to_json(const execution_policy& p);
 
+/// Replaces every byte that is not part of well-formed UTF-8 with U+FFFD, in place. JSON
+/// carries text, commands print bytes (and a capped tail may start inside a character):
+/// the JSON of an exec_result goes through this. Valid text is checked in one pass and left
+/// untouched.
+void make_valid_utf8(std::string& s);
+
 /// Parses a policy from JSON text. Throws std::invalid_argument naming a bad key, or
 /// boost::system::system_error for text that is not JSON.
 execution_policy policy_from_json(std::string_view text);

@@ -17,6 +17,7 @@
 #include <sandbox/output.hpp>
 #include <sandbox/process.hpp>
 #include <sandbox/session.hpp>
+#include <sandbox/version.hpp>
 #include <sandbox/workspace.hpp>
 
 #endif

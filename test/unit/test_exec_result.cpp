@@ -172,9 +172,27 @@ BOOST_AUTO_TEST_CASE(timeout_reason_is_null_wall_or_idle)
     BOOST_TEST(sandbox::to_string(timeout_reason::idle) == "idle");
 }
 
+BOOST_AUTO_TEST_CASE(bytes_that_are_not_utf8_become_replacement_characters)
+{
+    // A capped tail can start inside a character, and commands print any bytes: the JSON
+    // must still be valid text.
+    const auto r = make("ok \xff\xfe end", "\xa9tail", 0, 0ns);
+    const auto text = sandbox::to_json(r);
+    const auto parsed = json::parse(text);
+    BOOST_TEST(parsed.at("stdout").as_string() == "ok \xEF\xBF\xBD\xEF\xBF\xBD end");
+    BOOST_TEST(parsed.at("stderr").as_string() == "\xEF\xBF\xBDtail");
+    std::string valid = "caf\xc3\xa9 \xf0\x9f\x98\x80";
+    const auto before = valid;
+    sandbox::make_valid_utf8(valid);
+    BOOST_TEST(valid == before);
+    std::string overlong = "\xc0\xaf \xed\xa0\x80";  // overlong '/' and a surrogate
+    sandbox::make_valid_utf8(overlong);
+    BOOST_TEST(overlong == "\xEF\xBF\xBD\xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
 BOOST_AUTO_TEST_CASE(value_to_reverses_value_from)
 {
-    for (exec_result r : {full(), exec_result{}, make("a\nb", "\xff\x01", 3, 123456789ns)}) {
+    for (exec_result r : {full(), exec_result{}, make("a\nb", "caf\xc3\xa9\x01", 3, 123456789ns)}) {
         const auto back = json::value_to<exec_result>(json::value_from(r));
         BOOST_TEST((back == r), sandbox::to_json(r));
     }

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: BSL-1.0
+//
+// command_server: an async HTTP server (Boost.Beast) that runs one command per request under
+// a fixed execution policy and answers with the result as JSON.
+//
+//   POST /run   {"argv": ["echo", "hi"], "stdin": "optional"}
+//   -> 200      {"stdout": "hi\n", "stderr": "", "exit_code": 0, ...}   (exec_result's JSON)
+//   -> 400      {"error": "..."} for a body that is not such an object
+//   -> 404/405  for other paths and methods
+//
+// Every connection is a coroutine on one io_context, so a slow command never holds up the
+// others, and a client that disconnects mid-request cancels its command (the process tree is
+// killed), because the read of the next request and the execution are raced with `||`.
+//
+// Usage: command_server [--serve PORT]
+//   Without --serve it starts on an ephemeral port, sends itself a few requests (one that
+//   times out, concurrent ones, bad ones), checks the answers and exits: 0 when all were as
+//   expected. With --serve it keeps serving on 127.0.0.1:PORT, e.g.
+//     curl -s localhost:8080/run -d '{"argv":["uname","-a"]}'
+#include <sandbox/sandbox.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+// What every request's command may do: half a second, 64 KiB of output kept per stream.
+sandbox::execution_policy server_policy()
+{
+    return sandbox::execution_policy::defaults()
+        .with_timeout(500ms)
+        .with_memory("128M")
+        .with_output_caps(64 * 1024, 64 * 1024);
+}
+
+using response = http::response<http::string_body>;
+
+response make_response(const http::request<http::string_body>& req, http::status status, std::string body)
+{
+    response res{status, req.version()};
+    res.set(http::field::server, "sandbox-command-server");
+    res.set(http::field::content_type, "application/json");
+    res.keep_alive(req.keep_alive());
+    res.body() = std::move(body);
+    res.prepare_payload();
+    return res;
+}
+
+std::string error_body(const std::string& message)
+{
+    return json::serialize(json::object{{"error", message}});
+}
+
+// Parses {"argv": [...], "stdin": "..."}; returns an error message, empty when fine.
+std::string parse_request(const std::string& body, std::vector<std::string>& argv, std::optional<std::string>& input)
+{
+    boost::system::error_code ec;
+    auto v = json::parse(body, ec);
+    if (ec) return "the body is not JSON: " + ec.message();
+    const auto* obj = v.if_object();
+    if (!obj) return "the body must be a JSON object";
+    const auto* a = obj->if_contains("argv");
+    if (!a || !a->is_array() || a->as_array().empty()) return "\"argv\" must be a non-empty array of strings";
+    for (const auto& item : a->as_array()) {
+        if (!item.is_string()) return "\"argv\" must be a non-empty array of strings";
+        argv.emplace_back(item.as_string());
+    }
+    if (const auto* s = obj->if_contains("stdin")) {
+        if (!s->is_string()) return "\"stdin\" must be a string";
+        input = std::string(s->as_string());
+    }
+    return {};
+}
+
+// Runs the request's command. Raced against a read on the same socket: if the client goes
+// away first, the execution is cancelled and its process tree killed.
+asio::awaitable<response> handle(sandbox::command_runner& runner, beast::tcp_stream& stream,
+                                 const http::request<http::string_body>& req)
+{
+    if (req.target() != "/run") co_return make_response(req, http::status::not_found, error_body("no such path"));
+    if (req.method() != http::verb::post)
+        co_return make_response(req, http::status::method_not_allowed, error_body("use POST"));
+
+    std::vector<std::string> argv;
+    std::optional<std::string> input;
+    if (auto problem = parse_request(req.body(), argv, input); !problem.empty())
+        co_return make_response(req, http::status::bad_request, error_body(problem));
+
+    char probe = 0;
+    auto outcome = co_await (runner.execute(std::move(argv), std::move(input)) ||
+                             stream.socket().async_receive(asio::buffer(&probe, 1), tcp::socket::message_peek,
+                                                           asio::use_awaitable));
+    // The peek finished first: the client sent more before its answer (pipelining is not
+    // supported here) and the command was cancelled. Drop the connection.
+    if (outcome.index() == 1) throw boost::system::system_error(asio::error::connection_aborted);
+    co_return make_response(req, http::status::ok, sandbox::to_json(std::get<0>(outcome)));
+}
+
+asio::awaitable<void> session(sandbox::command_runner& runner, tcp::socket socket)
+{
+    beast::tcp_stream stream(std::move(socket));
+    beast::flat_buffer buffer;
+    try {
+        for (;;) {
+            http::request_parser<http::string_body> parser;
+            parser.body_limit(1024 * 1024);
+            stream.expires_after(30s);
+            co_await http::async_read(stream, buffer, parser, asio::use_awaitable);
+            auto req = parser.release();
+            stream.expires_never();
+            auto res = co_await handle(runner, stream, req);
+            co_await http::async_write(stream, res, asio::use_awaitable);
+            if (!res.keep_alive()) break;
+        }
+    } catch (const boost::system::system_error&) {  // the client went away or sent garbage
+    }
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+asio::awaitable<void> serve(tcp::acceptor& acceptor, sandbox::command_runner& runner)
+{
+    for (;;) {
+        auto socket = co_await acceptor.async_accept(asio::use_awaitable);
+        asio::co_spawn(acceptor.get_executor(), session(runner, std::move(socket)), asio::detached);
+    }
+}
+
+// ---- the self-test client ----------------------------------------------------------------
+
+struct reply {
+    unsigned status = 0;
+    json::value body;
+};
+
+asio::awaitable<reply> request(tcp::endpoint server, http::verb verb, std::string body)
+{
+    beast::tcp_stream stream(co_await asio::this_coro::executor);
+    stream.expires_after(10s);
+    co_await stream.async_connect(server, asio::use_awaitable);
+    http::request<http::string_body> req{verb, "/run", 11};
+    req.set(http::field::host, "localhost");
+    req.set(http::field::content_type, "application/json");
+    req.body() = std::move(body);
+    req.prepare_payload();
+    co_await http::async_write(stream, req, asio::use_awaitable);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    co_await http::async_read(stream, buffer, res, asio::use_awaitable);
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    co_return reply{res.result_int(), json::parse(res.body())};
+}
+
+int failures = 0;
+
+void expect(bool ok, const std::string& what)
+{
+    std::cout << (ok ? "  ok    " : "  FAIL  ") << what << "\n";
+    if (!ok) ++failures;
+}
+
+asio::awaitable<void> self_test(tcp::endpoint server)
+{
+    std::cout << "command_server listening on " << server << "\n";
+
+    auto hello = co_await request(server, http::verb::post, R"({"argv":["echo","hello"]})");
+    expect(hello.status == 200 && hello.body.at("stdout") == "hello\n" && hello.body.at("exit_code") == 0,
+           "echo hello -> 200, stdout \"hello\\n\", exit 0");
+
+    auto upper = co_await request(server, http::verb::post, R"({"argv":["tr","a-z","A-Z"],"stdin":"shout"})");
+    expect(upper.status == 200 && upper.body.at("stdout") == "SHOUT", "stdin reaches the command");
+
+    auto failing = co_await request(server, http::verb::post, R"({"argv":["sh","-c","echo oops >&2; exit 3"]})");
+    expect(failing.status == 200 && failing.body.at("exit_code") == 3 && failing.body.at("stderr") == "oops\n",
+           "a failing command is a result: exit 3, its stderr");
+
+    auto slow = co_await request(server, http::verb::post, R"({"argv":["sleep","10"]})");
+    expect(slow.status == 200 && slow.body.at("timed_out") == true && slow.body.at("exit_code") == 124,
+           "sleep 10 under the 0.5 s policy -> timed out, exit 124");
+
+    // Four commands of 0.3 s at once: served concurrently, so about 0.3 s in all.
+    const auto start = std::chrono::steady_clock::now();
+    const std::string nap = R"({"argv":["sleep","0.3"]})";
+    auto [a, b, c, d] = co_await (request(server, http::verb::post, nap) && request(server, http::verb::post, nap) &&
+                                  request(server, http::verb::post, nap) && request(server, http::verb::post, nap));
+    const auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    expect(a.status == 200 && b.status == 200 && c.status == 200 && d.status == 200 && took < 1.1,
+           "4 concurrent requests of 0.3 s took " + std::to_string(took).substr(0, 4) + " s");
+
+    auto bad = co_await request(server, http::verb::post, "not json");
+    expect(bad.status == 400 && bad.body.as_object().contains("error"), "a body that is not JSON -> 400");
+    auto no_argv = co_await request(server, http::verb::post, R"({"cmd":"ls"})");
+    expect(no_argv.status == 400, "a body without argv -> 400");
+    auto get = co_await request(server, http::verb::get, "");
+    expect(get.status == 405, "GET -> 405");
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    std::optional<unsigned short> port;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--serve" && i + 1 < argc) {
+            port = static_cast<unsigned short>(std::atoi(argv[++i]));
+        } else {
+            std::cerr << "usage: command_server [--serve PORT]\n";
+            return 2;
+        }
+    }
+
+    asio::io_context ctx;
+    auto runner = sandbox::make_runner(server_policy(), sandbox::driver::host);
+    tcp::acceptor acceptor(ctx, {asio::ip::make_address("127.0.0.1"), port.value_or(0)});
+    asio::co_spawn(ctx, serve(acceptor, *runner), asio::detached);
+
+    if (port) {
+        std::cout << "command_server serving on " << acceptor.local_endpoint() << " (POST /run)\n";
+        ctx.run();
+        return 0;
+    }
+
+    std::exception_ptr error;
+    asio::co_spawn(ctx, self_test(acceptor.local_endpoint()), [&](std::exception_ptr e) {
+        error = e;
+        ctx.stop();  // the server and any idle connections end with the io_context
+    });
+    ctx.run();
+    if (error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            std::cout << "  FAIL  " << e.what() << "\n";
+            return 1;
+        }
+    }
+    std::cout << (failures ? "some checks failed\n" : "all checks passed\n");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: BSL-1.0
+//
+// One io_context on one thread, a fixed number of worker coroutines (-j) that each take the
+// next line from the input, run it and write its result line before taking another. So the
+// cost per job is flat however long the input: nothing is kept for a finished job, the input
+// is read a line at a time, and at most -j results (their output tails bounded by the caps)
+// are in memory. No process is started besides the commands themselves.
+//
+// Stopping (SIGINT, SIGTERM, SIGHUP, or the results can no longer be written): each worker
+// was spawned with its own cancellation signal; emitting them cancels the running
+// executions, which kill and reap their process trees before they complete. Since workers
+// take lines in order, what was not run is every line from the first one not taken.
+#include "batch.hpp"
+
+#include "io.hpp"
+#include "job.hpp"
+#include "line_source.hpp"
+#include "progress.hpp"
+#include "signals.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+namespace sandbox::cli {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+void say_line(const std::string& s) noexcept
+{
+    try {
+        write_all(STDERR_FILENO, s + "\n");
+    } catch (...) {  // nowhere left to say it
+    }
+}
+
+void say(const std::string& s) noexcept { say_line(std::string(program_name) + ": " + s); }
+
+class batch_run {
+public:
+    batch_run(const options& o, const execution_policy& policy, int in_fd, bool own_in, int out_fd)
+        : policy_(policy),
+          source_(ctx_.get_executor(), in_fd, own_in, o.max_line),
+          out_fd_(out_fd),
+          workers_(o.jobs.value_or(default_jobs())),
+          cancel_(std::make_unique<asio::cancellation_signal[]>(workers_)),
+          max_line_(o.max_line)
+    {
+        if (o.image) driver_options_.image = *o.image;
+        driver_ = o.driver;
+        base_runner_ = make_runner(policy_, driver_, driver_options_);
+        show_progress_ = o.progress.value_or(is_terminal(STDERR_FILENO));
+    }
+
+    int run()
+    {
+        ensure_descriptor_limit(64 + 8ul * workers_);
+        const auto start = clock::now();
+        std::optional<progress_display> progress;
+        if (show_progress_) {
+            progress.emplace(ctx_.get_executor(), counts_, source_.count_all(), start);
+            progress->start();
+        }
+        stop_signals signals(ctx_, [this](int sig) {
+            stop_signal_ = sig;
+            stop();
+        });
+
+        unsigned active = workers_;
+        for (unsigned i = 0; i < workers_; ++i) {
+            asio::co_spawn(ctx_, worker(),
+                           asio::bind_cancellation_slot(cancel_[i].slot(), [&](std::exception_ptr e) {
+                               if (e) record_internal_error(e);
+                               if (--active == 0) {
+                                   if (progress) progress->stop();
+                                   signals.close();
+                               }
+                           }));
+        }
+        ctx_.run();
+        const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+
+        not_run_info not_run;
+        if (stopping_) {
+            const auto rest = source_.count_rest();
+            not_run.lines = rest.lines + taken_not_run_;
+            not_run.first_line = rest.first_line;
+            if (first_taken_not_run_ != 0 && (not_run.first_line == 0 || first_taken_not_run_ < not_run.first_line))
+                not_run.first_line = first_taken_not_run_;
+            not_run.complete = rest.complete;
+        }
+
+        std::string stopped_by;
+        if (stop_signal_) stopped_by = "interrupted by " + signal_name(stop_signal_);
+        else if (output_errno_) stopped_by = "stopped: cannot write the results (" + std::string(std::strerror(output_errno_)) + ")";
+        if (!internal_error_.empty()) say("internal error: " + internal_error_);
+        if (!source_.read_error().empty()) say("error reading the jobs: " + source_.read_error());
+        say_line(format_summary(counts_, not_run, elapsed, stopped_by));
+
+        if (stop_signal_) return 128 + stop_signal_;
+        if (output_errno_ == EPIPE) return 128 + SIGPIPE;
+        const bool all_ok = counts_.failures() == 0 && not_run.lines == 0 && !output_errno_ &&
+                            source_.read_error().empty() && internal_error_.empty();
+        return all_ok ? exit_status::ok : exit_status::some_failed;
+    }
+
+private:
+    static unsigned default_jobs()
+    {
+        const unsigned n = std::thread::hardware_concurrency();
+        return n > 0 ? n : 2;
+    }
+
+    asio::awaitable<void> worker()
+    {
+        // After a stop, the coroutine's cancellation state stays set; this worker only
+        // finishes the job it has (its result says "cancelled") and then returns.
+        co_await asio::this_coro::throw_if_cancelled(false);
+        while (!stopping_) {
+            auto line = co_await source_.next();
+            if (!line) break;
+            if (stopping_) {  // taken while stopping: not run
+                ++taken_not_run_;
+                if (first_taken_not_run_ == 0 || line->number < first_taken_not_run_)
+                    first_taken_not_run_ = line->number;
+                break;
+            }
+            co_await run_line(std::move(*line));
+        }
+    }
+
+    asio::awaitable<void> run_line(line_source::line line)
+    {
+        if (line.too_long) {
+            ++counts_.errors;
+            emit(error_line(static_cast<std::uint64_t>(line.number), line.number,
+                            "the line is longer than --max-line (" + std::to_string(max_line()) + " bytes)"));
+            co_return;
+        }
+        job j = parse_job(line.text, line.number, policy_);
+        line.text = std::string();  // the line is not needed while the job runs
+        if (!j.error.empty()) {
+            ++counts_.errors;
+            emit(error_line(j.id, line.number, j.error));
+            co_return;
+        }
+
+        std::unique_ptr<command_runner> own;  // a job with its own policy gets its own runner
+        command_runner* runner = base_runner_.get();
+        if (j.policy) {
+            own = make_runner(std::move(*j.policy), driver_, driver_options_);
+            runner = own.get();
+        }
+
+        std::string error;
+        ++counts_.running;
+        try {
+            auto r = co_await runner->execute(std::move(j.argv), std::move(j.stdin_data));
+            --counts_.running;
+            if (r.success()) ++counts_.succeeded;
+            else if (r.timed_out) ++counts_.timed_out;
+            else ++counts_.failed;
+            emit(result_line(j.id, line.number, std::move(r)));
+            co_return;
+        } catch (const boost::system::system_error& e) {
+            if (e.code() == asio::error::operation_aborted && stopping_) {
+                --counts_.running;
+                ++counts_.cancelled;
+                emit(error_line(j.id, line.number, "cancelled: " + stop_reason()));
+                co_return;
+            }
+            error = e.what();
+        } catch (const std::exception& e) {  // launch_error and anything else: this job only
+            error = e.what();
+        }
+        --counts_.running;
+        ++counts_.errors;
+        emit(error_line(j.id, line.number, error));
+    }
+
+    std::size_t max_line() const noexcept { return max_line_; }
+
+    std::string stop_reason() const
+    {
+        if (stop_signal_) return "sandbox-run was interrupted by " + signal_name(stop_signal_);
+        return "sandbox-run stopped";
+    }
+
+    void emit(const std::string& line)
+    {
+        if (output_errno_) return;  // the results go nowhere any more
+        try {
+            write_all(out_fd_, line);
+        } catch (const write_error& e) {
+            output_errno_ = e.error;
+            stop();
+        }
+    }
+
+    void stop()
+    {
+        if (stopping_) return;
+        stopping_ = true;
+        source_.cancel();
+        for (unsigned i = 0; i < workers_; ++i) cancel_[i].emit(asio::cancellation_type::terminal);
+    }
+
+    void record_internal_error(std::exception_ptr e)
+    {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+            internal_error_ = ex.what();
+        } catch (...) {
+            internal_error_ = "unknown exception";
+        }
+        stop();
+    }
+
+
+    asio::io_context ctx_{1};
+    execution_policy policy_;
+    line_source source_;
+    int out_fd_;
+    unsigned workers_;
+    std::unique_ptr<asio::cancellation_signal[]> cancel_;
+    std::size_t max_line_ = 0;
+    driver driver_ = driver::host;
+    driver_options driver_options_;
+    std::unique_ptr<command_runner> base_runner_;
+    bool show_progress_ = false;
+
+    batch_counts counts_;
+    bool stopping_ = false;
+    int stop_signal_ = 0;
+    int output_errno_ = 0;
+    std::uint64_t taken_not_run_ = 0;
+    std::uint64_t first_taken_not_run_ = 0;
+    std::string internal_error_;
+};
+
+int open_input(const std::string& name)
+{
+    if (name == "-") return STDIN_FILENO;
+    const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw usage_error("--batch " + name + ": cannot open it: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        throw usage_error("--batch " + name + ": is a directory");
+    }
+    return fd;
+}
+
+int open_output(const std::optional<std::string>& name)
+{
+    if (!name || *name == "-") return STDOUT_FILENO;
+    const int fd = ::open(name->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw usage_error("--output " + *name + ": cannot open it: " + std::strerror(errno));
+    return fd;
+}
+
+}  // namespace
+
+int run_batch(const options& o, const execution_policy& policy)
+{
+    const int in = open_input(*o.batch_file);
+    int out = -1;
+    try {
+        out = open_output(o.output_file);
+    } catch (...) {
+        if (in != STDIN_FILENO) ::close(in);
+        throw;
+    }
+    int status = 0;
+    {
+        batch_run run(o, policy, in, in != STDIN_FILENO, out);
+        status = run.run();
+    }
+    if (out != STDOUT_FILENO && ::close(out) != 0 && status == 0) {
+        say(std::string("--output ") + *o.output_file + ": " + std::strerror(errno));
+        status = exit_status::some_failed;
+    }
+    return status;
+}
+
+}  // namespace sandbox::cli

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSL-1.0
+// Plain descriptor I/O for the tool's own standard streams and files: unbuffered, so what is
+// written is out at once (streamed output, one result line at a time).
+#ifndef SANDBOX_CLI_IO_HPP
+#define SANDBOX_CLI_IO_HPP
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace sandbox::cli {
+
+/// A write to one of our outputs failed; `error` is the errno (EPIPE: the reader went away).
+class write_error : public std::runtime_error {
+public:
+    write_error(int error, const std::string& what) : std::runtime_error(what), error(error) {}
+    int error;
+};
+
+/// Writes all of `data` to `fd`, retrying on EINTR and short writes. Throws write_error.
+void write_all(int fd, std::string_view data);
+
+/// Reads `fd` to its end. Throws std::system_error.
+std::string read_all(int fd);
+
+/// True when `fd` is open and a terminal.
+bool is_terminal(int fd) noexcept;
+
+/// Raises the soft limit on open descriptors to at least `wanted` (as far as the hard limit
+/// allows). Batch runs need a few descriptors per job in flight.
+void ensure_descriptor_limit(unsigned long wanted) noexcept;
+
+}  // namespace sandbox::cli
+
+#endif

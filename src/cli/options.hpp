@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: BSL-1.0
+// Command-line options of sandbox-run: parsed by hand, `--name value` and `--name=value`.
+#ifndef SANDBOX_CLI_OPTIONS_HPP
+#define SANDBOX_CLI_OPTIONS_HPP
+
+#include <sandbox/sandbox.hpp>
+#include <sandbox/version.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sandbox::cli {
+
+inline constexpr std::string_view program_name = "sandbox-run";
+#ifdef SANDBOX_RUN_VERSION
+inline constexpr std::string_view program_version = SANDBOX_RUN_VERSION;
+#else
+inline constexpr std::string_view program_version = SANDBOX_VERSION_STRING;
+#endif
+
+/// Exit statuses of the tool itself (the command's own status is passed through).
+namespace exit_status {
+inline constexpr int ok = 0;
+inline constexpr int some_failed = 1;     ///< batch: at least one job did not succeed
+inline constexpr int usage = 2;           ///< bad option or value
+inline constexpr int sandbox_failed = 125;  ///< the sandbox (driver) could not run the command
+inline constexpr int cannot_execute = 126;  ///< found, but could not be executed
+}  // namespace exit_status
+
+/// A bad flag or value: printed as one line, exit status 2.
+class usage_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class run_mode { single, batch, help, version, show_policy };
+
+struct options {
+    run_mode mode = run_mode::single;
+
+    // Policy: the file is loaded first, then every flag that was given overrides it.
+    std::optional<std::filesystem::path> policy_file;
+    sandbox::driver driver = sandbox::driver::host;
+    std::optional<std::string> image;
+    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<std::optional<std::chrono::milliseconds>> idle_timeout;  // inner nullopt: disabled
+    std::optional<std::string> memory;                                     // normalized
+    std::optional<bool> network;
+    env_list env;  // added to (and overriding by name) the file's variables
+    std::optional<bool> inherit_env;
+    std::vector<std::filesystem::path> readable;  // appended to the file's lists
+    std::vector<std::filesystem::path> writable;
+    std::optional<std::filesystem::path> base_dir;
+    std::optional<std::size_t> stdout_cap;
+    std::optional<std::size_t> stderr_cap;
+
+    // Single command.
+    std::vector<std::string> command;
+    bool json = false;
+    bool no_stdin = false;
+
+    // Batch.
+    std::optional<std::string> batch_file;  // "-" is stdin
+    std::optional<unsigned> jobs;
+    std::optional<std::string> output_file;
+    std::optional<bool> progress;  // nullopt: when stderr is a terminal
+    std::size_t max_line = 64u << 20;
+};
+
+/// Parses argv (without the program name). Throws usage_error with one line naming the flag.
+options parse_options(const std::vector<std::string_view>& args);
+
+/// The policy file (if any) with the flags applied over it. Throws usage_error.
+execution_policy effective_policy(const options& o);
+
+/// The --help text.
+std::string usage_text();
+
+// Value parsers, exposed for the batch runner and tests of the tool.
+/// Seconds with an optional fraction and unit (ms, s, m, h): "0.5", "2", "500ms", "1m".
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+/// Bytes with an optional K, M or G suffix (powers of 1024; "KiB", "KB", "B" also accepted).
+std::optional<std::uint64_t> parse_size(std::string_view text);
+
+}  // namespace sandbox::cli
+
+#endif

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "progress.hpp"
+
+#include "io.hpp"
+#include "options.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace sandbox::cli {
+
+namespace {
+
+constexpr auto redraw_interval = std::chrono::milliseconds(100);
+
+std::string fixed(double v, int decimals)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string eta_text(double seconds)
+{
+    if (!std::isfinite(seconds) || seconds < 0) return "?";
+    const auto s = static_cast<long long>(std::ceil(seconds));
+    if (s < 60) return std::to_string(s) + "s";
+    if (s < 3600) return std::to_string(s / 60) + "m" + (s % 60 < 10 ? "0" : "") + std::to_string(s % 60) + "s";
+    return std::to_string(s / 3600) + "h" + ((s / 60) % 60 < 10 ? "0" : "") + std::to_string((s / 60) % 60) + "m";
+}
+
+void to_stderr(const std::string& s) noexcept
+{
+    try {
+        write_all(STDERR_FILENO, s);
+    } catch (...) {  // a closed stderr loses the progress line, nothing else
+    }
+}
+
+}  // namespace
+
+progress_display::progress_display(boost::asio::any_io_executor ex, const batch_counts& counts,
+                                   std::optional<std::uint64_t> total, clock::time_point start)
+    : timer_(std::move(ex)), counts_(counts), total_(total), start_(start)
+{
+}
+
+std::string progress_display::render(const batch_counts& c, std::optional<std::uint64_t> total, double elapsed)
+{
+    const auto done = c.finished();
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
+    std::string s;
+    if (total && *total > 0) {
+        constexpr int width = 24;
+        const double frac = std::min(1.0, static_cast<double>(done) / static_cast<double>(*total));
+        const int filled = static_cast<int>(frac * width);
+        s += '[';
+        s.append(static_cast<std::size_t>(filled), '#');
+        s.append(static_cast<std::size_t>(width - filled), '.');
+        s += "] ";
+        s += std::to_string(done) + "/" + std::to_string(*total) + " " + fixed(frac * 100, 0) + "%";
+    } else {
+        s += std::to_string(done) + " done";
+    }
+    s += ", " + std::to_string(c.running) + " running";
+    s += ", " + std::to_string(c.failures()) + " failed";
+    s += ", " + fixed(rate, 1) + " jobs/s";
+    if (total && *total > done) {
+        s += ", ETA ";
+        s += rate > 0 ? eta_text(static_cast<double>(*total - done) / rate) : "?";
+    }
+    return s;
+}
+
+void progress_display::start()
+{
+    running_ = true;
+    tick();
+}
+
+void progress_display::tick()
+{
+    if (!running_) return;
+    const double elapsed = std::chrono::duration<double>(clock::now() - start_).count();
+    auto line = render(counts_, total_, elapsed);
+    if (line != last_) {
+        // "\r", the line, then clear whatever a longer previous line left.
+        to_stderr("\r" + line + "\033[K");
+        last_ = std::move(line);
+    }
+    timer_.expires_after(redraw_interval);
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (!ec) tick();
+    });
+}
+
+void progress_display::stop()
+{
+    if (!running_) return;
+    running_ = false;
+    timer_.cancel();
+    if (!last_.empty()) to_stderr("\r\033[K");
+}
+
+std::string format_summary(const batch_counts& c, const not_run_info& not_run, double elapsed,
+                           const std::string& stopped_by)
+{
+    const auto done = c.finished();
+    std::string s(program_name);
+    s += ": " + std::to_string(done + not_run.lines) + (not_run.complete ? "" : "+") + " jobs: ";
+    s += std::to_string(c.succeeded) + " succeeded, ";
+    s += std::to_string(c.failed) + " failed, ";
+    s += std::to_string(c.timed_out) + " timed out, ";
+    s += std::to_string(c.errors) + " errors, ";
+    s += std::to_string(c.cancelled) + " cancelled, ";
+    s += std::to_string(not_run.lines) + (not_run.complete ? "" : "+") + " not run";
+    if (not_run.lines > 0 && not_run.complete) s += " (from line " + std::to_string(not_run.first_line) + ")";
+    else if (not_run.lines > 0) s += " (from line " + std::to_string(not_run.first_line) + "; the rest of the input was not read)";
+    else if (!not_run.complete) s += " (the rest of the input was not read)";
+    s += "; " + fixed(elapsed, 2) + " s, " + fixed(elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0, 1) +
+         " jobs/s";
+    if (!stopped_by.empty()) s += "; " + stopped_by;
+    return s;
+}
+
+}  // namespace sandbox::cli

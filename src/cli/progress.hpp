@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSL-1.0
+// Batch counters, the progress line on stderr and the closing summary.
+#ifndef SANDBOX_CLI_PROGRESS_HPP
+#define SANDBOX_CLI_PROGRESS_HPP
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sandbox::cli {
+
+struct batch_counts {
+    std::uint64_t succeeded = 0;
+    std::uint64_t failed = 0;     ///< ran and exited non-zero (or was killed by a signal)
+    std::uint64_t timed_out = 0;
+    std::uint64_t errors = 0;     ///< bad lines and launch failures
+    std::uint64_t cancelled = 0;  ///< stopped by an interrupt
+    std::uint64_t running = 0;
+
+    std::uint64_t finished() const noexcept { return succeeded + failed + timed_out + errors + cancelled; }
+    std::uint64_t failures() const noexcept { return failed + timed_out + errors + cancelled; }
+};
+
+/// Redraws one `\r` line on stderr at most ten times a second while a batch runs.
+class progress_display {
+public:
+    using clock = std::chrono::steady_clock;
+
+    progress_display(boost::asio::any_io_executor ex, const batch_counts& counts, std::optional<std::uint64_t> total,
+                     clock::time_point start);
+    void start();
+    /// Stops redrawing and clears the line.
+    void stop();
+
+    /// The line for the counters at `now` (without the leading `\r`).
+    static std::string render(const batch_counts& counts, std::optional<std::uint64_t> total, double elapsed_s);
+
+private:
+    void tick();
+
+    boost::asio::steady_timer timer_;
+    const batch_counts& counts_;
+    std::optional<std::uint64_t> total_;
+    clock::time_point start_;
+    std::string last_;
+    bool running_ = false;
+};
+
+/// What was not run when a batch stopped early.
+struct not_run_info {
+    std::uint64_t lines = 0;
+    std::uint64_t first_line = 0;
+    bool complete = true;  ///< false: the input was not read to its end, so there may be more
+};
+
+/// "sandbox-run: N jobs: ... succeeded, ...; 1.42 s, 1408.5 jobs/s" (no newline).
+std::string format_summary(const batch_counts& counts, const not_run_info& not_run, double elapsed_s,
+                           const std::string& stopped_by);
+
+}  // namespace sandbox::cli
+
+#endif

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "single_run.hpp"
+
+#include "io.hpp"
+#include "job.hpp"
+#include "signals.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+
+namespace sandbox::cli {
+
+namespace {
+
+// The host driver reports every failure to start as 127 with stderr "Failed to start host
+// process: ...". Shells say 126 when the command exists but cannot be executed (no execute
+// permission, a directory, a bad binary), and 127 only when it is not found: tell them apart
+// the way a shell does, by looking the name up on PATH.
+bool command_exists(const std::string& name)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (name.find('/') != std::string::npos) return fs::exists(name, ec);
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    while (true) {
+        const auto colon = dirs.find(':');
+        const auto dir = dirs.substr(0, colon);
+        if (fs::exists(fs::path(dir.empty() ? "." : dir) / name, ec)) return true;
+        if (colon == std::string_view::npos) return false;
+        dirs.remove_prefix(colon + 1);
+    }
+}
+
+int start_failure_status(const options& o, const execution_policy& policy, const exec_result& r)
+{
+    if (o.driver != driver::host || r.exit_code != exit_codes::command_not_found ||
+        !r.err.starts_with("Failed to start host process"))
+        return r.exit_code;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(policy.base_dir(), ec)) return exit_status::sandbox_failed;
+    return command_exists(o.command.front()) ? exit_status::cannot_execute : r.exit_code;
+}
+
+void say(const std::string& line) noexcept
+{
+    try {
+        write_all(STDERR_FILENO, std::string(program_name) + ": " + line + "\n");
+    } catch (...) {  // nowhere left to report it
+    }
+}
+
+}  // namespace
+
+int run_single(const options& o, const execution_policy& policy)
+{
+    std::optional<std::string> input;
+    if (!o.no_stdin && !is_terminal(STDIN_FILENO)) {
+        try {
+            input = read_all(STDIN_FILENO);
+        } catch (const std::system_error& e) {
+            if (e.code().value() != EBADF) {  // a closed stdin is simply no input
+                say(std::string("cannot read stdin: ") + e.code().message());
+                return exit_status::sandbox_failed;
+            }
+        }
+    }
+
+    driver_options dopts;
+    if (o.image) dopts.image = *o.image;
+    auto runner = make_runner(policy, o.driver, dopts);
+
+    asio::io_context ctx;
+    asio::cancellation_signal cancel;
+    stop_signals stop(ctx, [&](int) { cancel.emit(asio::cancellation_type::terminal); });
+
+    output_callback stream;
+    if (!o.json) {
+        stream = [](stream_kind k, std::string_view chunk) {
+            try {
+                write_all(k == stream_kind::out ? STDOUT_FILENO : STDERR_FILENO, chunk);
+            } catch (const write_error& e) {
+                if (e.error != EBADF) throw;  // a closed stream is ignored; EPIPE ends the command
+            }
+        };
+    }
+
+    std::exception_ptr error;
+    exec_result result;
+    asio::co_spawn(ctx, runner->execute(o.command, std::move(input), std::move(stream)),
+                   asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, exec_result r) {
+                       error = e;
+                       result = std::move(r);
+                       stop.close();
+                   }));
+    ctx.run();
+
+    if (error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const boost::system::system_error& e) {
+            if (e.code() == asio::error::operation_aborted && stop.received()) {
+                say("stopped the command on " + signal_name(stop.received()));
+                return 128 + stop.received();
+            }
+            say(e.what());
+            return exit_status::sandbox_failed;
+        } catch (const write_error& e) {
+            if (e.error == EPIPE) return 128 + SIGPIPE;  // as if we had died of it, after stopping the command
+            say(std::string("cannot write the output: ") + e.what());
+            return exit_status::sandbox_failed;
+        } catch (const launch_error& e) {
+            say(e.what());
+            return exit_status::sandbox_failed;
+        } catch (const std::exception& e) {
+            say(e.what());
+            return exit_status::sandbox_failed;
+        }
+    }
+
+    if (o.json) {
+        try {
+            write_all(STDOUT_FILENO, result_json(result) + "\n");
+        } catch (const write_error& e) {
+            if (e.error != EPIPE) say(std::string("cannot write the result: ") + e.what());
+            return exit_status::sandbox_failed;
+        }
+    }
+    // The library's start-failure message has no newline of its own; end the line we streamed.
+    if (!o.json && result.exit_code == exit_codes::command_not_found && !result.err.empty() &&
+        result.err.back() != '\n' && result.err.starts_with("Failed to start")) {
+        try {
+            write_all(STDERR_FILENO, "\n");
+        } catch (...) {
+        }
+    }
+    if (result.exit_code < 0) {  // the library could not learn the status
+        say("the command's exit status was lost");
+        return exit_status::sandbox_failed;
+    }
+    return start_failure_status(o, policy, result);
+}
+
+}  // namespace sandbox::cli

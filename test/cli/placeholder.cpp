@@ -1,2 +1,0 @@
-#include <boost/test/unit_test.hpp>
-BOOST_AUTO_TEST_CASE(placeholder) {}

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: BSL-1.0
+// Batch mode: result lines, malformed lines, per-job stdin and policy, -j, --output, the
+// progress line, the summary, Ctrl-C, and thousands of jobs in bounded memory.
+#include "cli_support.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cctype>
+#include <set>
+
+using namespace sandbox;
+using namespace sandbox::test;
+namespace json = boost::json;
+
+namespace {
+
+struct batch_fixture {
+    temp_dir dir;
+    std::filesystem::path jobs = dir.path / "jobs.jsonl";
+
+    void write_jobs(const std::vector<std::string>& lines)
+    {
+        std::string text;
+        for (const auto& l : lines) text += l + "\n";
+        write_text(jobs, text);
+    }
+
+    cli_result batch(std::vector<std::string> extra = {})
+    {
+        std::vector<std::string> args{"--batch", jobs.string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_cli(std::move(args));
+    }
+};
+
+// The number written just before `label` in `s` ("12 succeeded", "3+ not run").
+std::string number_before(const std::string& s, const std::string& label)
+{
+    const auto pos = s.find(label);
+    BOOST_TEST_REQUIRE(pos != std::string::npos, "no '" << label << "' in: " << s);
+    auto end = pos;
+    if (end > 0 && s[end - 1] == '+') --end;
+    auto start = end;
+    while (start > 0 && (std::isdigit(static_cast<unsigned char>(s[start - 1])) || s[start - 1] == '.')) --start;
+    BOOST_TEST_REQUIRE(start < end, "no number before '" << label << "' in: " << s);
+    return s.substr(start, end - start);
+}
+
+/// The one summary line on stderr, parsed: "N jobs: a succeeded, b failed, ...".
+std::map<std::string, std::uint64_t> summary_of(const std::string& err)
+{
+    std::map<std::string, std::uint64_t> m;
+    const auto lines = lines_of(err);
+    BOOST_TEST_REQUIRE(!lines.empty());
+    const auto& s = lines.back();
+    BOOST_TEST_REQUIRE(s.starts_with("sandbox-run: "), s);
+    m["jobs"] = std::stoull(number_before(s, " jobs:"));
+    for (const char* label : {"succeeded", "failed", "timed out", "errors", "cancelled", "not run"})
+        m[label] = std::stoull(number_before(s, std::string(" ") + label));
+    BOOST_TEST(s.find("jobs/s") != std::string::npos, s);
+    return m;
+}
+
+/// The wall time in the summary line.
+double summary_seconds(const std::string& err) { return std::stod(number_before(lines_of(err).back(), " s, ")); }
+
+std::string str(const json::value& v) { return std::string(v.as_string()); }
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(cli_batch, batch_fixture)
+
+BOOST_AUTO_TEST_CASE(each_job_gives_one_result_line_with_its_id_and_line)
+{
+    write_jobs({job({"echo", "one"}, R"("id":"first")"), job({"sh", "-c", "echo two >&2"}, R"("id":2)"),
+                job({"printf", "three"})});
+    auto r = batch();
+    BOOST_TEST(r.code == 0, r.err);
+    auto results = by_line(json_lines(r.out));
+    BOOST_TEST_REQUIRE(results.size() == 3u);
+    BOOST_TEST(results[1].at("id") == json::value("first"));
+    BOOST_TEST(str(results[1].at("stdout")) == "one\n");
+    BOOST_TEST(results[2].at("id") == json::value(2));
+    BOOST_TEST(str(results[2].at("stderr")) == "two\n");
+    BOOST_TEST(results[3].at("id").to_number<int>() == 3);  // no id: the line number
+    BOOST_TEST(str(results[3].at("stdout")) == "three");
+    for (auto& [line, o] : results) {
+        // id and line first, then the keys of exec_result's JSON, in order.
+        std::vector<std::string> keys;
+        for (const auto& kv : o) keys.emplace_back(kv.key());
+        const std::vector<std::string> expected{"id",       "line",        "stdout",         "stderr",
+                                                "exit_code", "duration",   "timed_out",      "truncated_stdout",
+                                                "truncated_stderr", "success", "timeout_reason", "term_signal",
+                                                "usage"};
+        BOOST_TEST(keys == expected, boost::test_tools::per_element());
+        BOOST_TEST(o.at("success").as_bool());
+    }
+    auto s = summary_of(r.err);
+    BOOST_TEST(s["jobs"] == 3u);
+    BOOST_TEST(s["succeeded"] == 3u);
+    BOOST_TEST(s["not run"] == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(failures_and_timeouts_are_counted_and_exit_1)
+{
+    write_jobs({job({"true"}), job({"sh", "-c", "exit 4"}), job({"sleep", "5"}, R"("policy":{"timeout_seconds":0.2})"),
+                job({"no-such-command-here"})});
+    auto r = batch();
+    BOOST_TEST(r.code == 1);
+    auto results = by_line(json_lines(r.out));
+    BOOST_TEST_REQUIRE(results.size() == 4u);
+    BOOST_TEST(results[2].at("exit_code").to_number<int>() == 4);
+    BOOST_TEST(results[3].at("timed_out").as_bool());
+    BOOST_TEST(results[3].at("exit_code").to_number<int>() == 124);
+    BOOST_TEST(results[4].at("exit_code").to_number<int>() == 127);
+    auto s = summary_of(r.err);
+    BOOST_TEST(s["jobs"] == 4u);
+    BOOST_TEST(s["succeeded"] == 1u);
+    BOOST_TEST(s["failed"] == 2u);
+    BOOST_TEST(s["timed out"] == 1u);
+    BOOST_TEST(s["errors"] == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_lines_give_error_results_and_the_rest_still_run)
+{
+    write_jobs({
+        job({"echo", "a"}, R"("id":"ok-1")"),  // 1
+        "this is not json",                    // 2
+        "",                                    // 3: blank, skipped
+        "[1, 2, 3]",                           // 4
+        R"({"id":"no-argv"})",                 // 5
+        R"({"id":"empty","argv":[]})",         // 6
+        R"({"id":"types","argv":["echo", 5]})",                       // 7
+        R"({"id":"stdin","argv":["cat"],"stdin":42})",                // 8
+        R"({"id":"pol","argv":["true"],"policy":{"timeout_secs":1}})",  // 9
+        R"({"id":"pol2","argv":["true"],"policy":"fast"})",            // 10
+        R"({"id":"key","argv":["true"],"cwd":"/"})",                   // 11
+        R"({"argv":["true"]} trailing)",                               // 12
+        R"({"id":"cut","argv":["tr)",                                  // 13
+        "   \t  ",                                                     // 14: blank
+        job({"echo", "b"}, R"("id":"ok-2")"),                           // 15
+    });
+    auto r = batch({"-j", "3"});
+    BOOST_TEST(r.code == 1);
+    auto results = by_line(json_lines(r.out));
+    BOOST_TEST(results.size() == 13u);
+    BOOST_TEST(!results.count(3));
+    BOOST_TEST(!results.count(14));
+    BOOST_TEST(results[1].at("success").as_bool());
+    BOOST_TEST(str(results[15].at("stdout")) == "b\n");
+    const std::map<std::int64_t, std::pair<json::value, std::string>> expected{
+        {2, {json::value(2), "invalid JSON"}},
+        {4, {json::value(4), "must be a JSON object"}},
+        {5, {json::value("no-argv"), "missing key \"argv\""}},
+        {6, {json::value("empty"), "argv"}},
+        {7, {json::value("types"), "item 1"}},
+        {8, {json::value("stdin"), "stdin"}},
+        {9, {json::value("pol"), "timeout_secs"}},
+        {10, {json::value("pol2"), "policy"}},
+        {11, {json::value("key"), "cwd"}},
+        {12, {json::value(12), "invalid JSON"}},
+        {13, {json::value(13), "invalid JSON"}},
+    };
+    for (const auto& [line, want] : expected) {
+        BOOST_TEST_CONTEXT("line " << line)
+        {
+            BOOST_TEST_REQUIRE(results.count(line));
+            const auto& o = results[line];
+            BOOST_TEST(o.size() == 3u);  // id, line, error
+            BOOST_TEST(o.at("id") == want.first);
+            BOOST_TEST(str(o.at("error")).find(want.second) != std::string::npos, str(o.at("error")));
+        }
+    }
+    auto s = summary_of(r.err);
+    BOOST_TEST(s["jobs"] == 13u);
+    BOOST_TEST(s["succeeded"] == 2u);
+    BOOST_TEST(s["errors"] == 11u);
+}
+
+BOOST_AUTO_TEST_CASE(result_lines_stay_valid_json_for_binary_output)
+{
+    write_jobs({job({"head", "-c", "4096", "/dev/urandom"}), job({"sh", "-c", "head -c 3000 /dev/urandom >&2"})});
+    auto r = batch({"--stdout-cap", "1K"});
+    BOOST_TEST(r.code == 0, r.err);
+    auto results = by_line(json_lines(r.out));  // json_lines parses strictly
+    BOOST_TEST_REQUIRE(results.size() == 2u);
+    BOOST_TEST(results[1].at("truncated_stdout").as_bool());
+}
+
+BOOST_AUTO_TEST_CASE(a_last_line_without_newline_and_crlf_lines_are_jobs)
+{
+    write_text(jobs, job({"echo", "crlf"}) + "\r\n" + job({"echo", "last"}));
+    auto r = batch();
+    BOOST_TEST(r.code == 0, r.err);
+    auto results = by_line(json_lines(r.out));
+    BOOST_TEST_REQUIRE(results.size() == 2u);
+    BOOST_TEST(str(results[1].at("stdout")) == "crlf\n");
+    BOOST_TEST(str(results[2].at("stdout")) == "last\n");
+}
+
+BOOST_AUTO_TEST_CASE(too_long_lines_are_errors_and_the_next_lines_still_run)
+{
+    write_jobs({job({"echo", std::string(5000, 'x')}), job({"echo", "short"})});
+    auto r = batch({"--max-line", "1K"});
+    BOOST_TEST(r.code == 1);
+    auto results = by_line(json_lines(r.out));
+    BOOST_TEST_REQUIRE(results.size() == 2u);
+    BOOST_TEST(str(results[1].at("error")).find("--max-line") != std::string::npos);
+    BOOST_TEST(str(results[2].at("stdout")) == "short\n");
+}
+
+BOOST_AUTO_TEST_CASE(per_job_stdin_and_policy_override_the_command_line)
+{
+    write_jobs({
+        job({"tr", "a-z", "A-Z"}, R"("id":"in","stdin":"shout")"),
+        job({"sh", "-c", "echo \"$WHO\""}, R"("id":"env-cli")"),
+        job({"sh", "-c", "echo \"$WHO\""}, R"("id":"env-job","policy":{"env":{"WHO":"job"}})"),
+        job({"sleep", "1"}, R"("id":"slow-ok")"),
+        job({"sleep", "5"}, R"("id":"slow-killed","policy":{"timeout_seconds":0.3})"),
+        job({"sh", "-c", "seq 1 5000"}, R"("id":"capped","policy":{"stdout_limit_bytes":1024})"),
+    });
+    auto r = batch({"--env", "WHO=cli", "--timeout", "10", "-j", "6"});
+    BOOST_TEST(r.code == 1);  // the timed-out one
+    std::map<std::string, json::object> byid;
+    for (auto& o : json_lines(r.out)) byid[str(o.at("id"))] = o;
+    BOOST_TEST_REQUIRE(byid.size() == 6u);
+    BOOST_TEST(str(byid["in"].at("stdout")) == "SHOUT");
+    BOOST_TEST(str(byid["env-cli"].at("stdout")) == "cli\n");
+    BOOST_TEST(str(byid["env-job"].at("stdout")) == "job\n");
+    BOOST_TEST(byid["slow-ok"].at("success").as_bool());
+    BOOST_TEST(byid["slow-killed"].at("timed_out").as_bool());
+    BOOST_TEST(byid["capped"].at("truncated_stdout").as_bool());
+    BOOST_TEST(byid["capped"].at("stdout").as_string().size() == 1024u);
+}
+
+BOOST_AUTO_TEST_CASE(policy_file_applies_to_every_job)
+{
+    const auto policy = dir.path / "policy.json";
+    write_text(policy, R"({"timeout_seconds": 0.3, "env": {"FROM": "file"}})");
+    write_jobs({job({"sh", "-c", "echo $FROM"}), job({"sleep", "3"})});
+    auto r = run_cli({"--policy", policy.string(), "--batch", jobs.string()});
+    auto results = by_line(json_lines(r.out));
+    BOOST_TEST_REQUIRE(results.size() == 2u);
+    BOOST_TEST(str(results[1].at("stdout")) == "file\n");
+    BOOST_TEST(results[2].at("timed_out").as_bool());
+}
+
+BOOST_AUTO_TEST_CASE(output_file_takes_the_results)
+{
+    write_jobs({job({"echo", "x"}), job({"echo", "y"})});
+    const auto out = dir.path / "results.jsonl";
+    for (auto flag : {"--output", "-o"}) {
+        std::filesystem::remove(out);
+        auto r = batch({flag, out.string()});
+        BOOST_TEST(r.code == 0, r.err);
+        BOOST_TEST(r.out.empty());
+        BOOST_TEST(json_lines(read_text(out)).size() == 2u);
+    }
+    auto r = batch({"--output=" + out.string()});
+    BOOST_TEST(json_lines(read_text(out)).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(jobs_read_from_stdin)
+{
+    cli_options o;
+    o.input = job({"echo", "piped"}) + "\n" + job({"true"}) + "\n";
+    auto r = run_cli({"--batch", "-", "-j", "2"}, o);
+    BOOST_TEST(r.code == 0, r.err << r.out);
+    auto results = by_line(json_lines(r.out));
+    BOOST_TEST_REQUIRE(results.size() == 2u);
+    BOOST_TEST(str(results[1].at("stdout")) == "piped\n");
+
+    // Enough lines for many reads that end mid-line, taken by 8 workers at once.
+    std::string many;
+    const std::string pad(80, 'p');
+    for (int i = 0; i < 1500; ++i) many += job({"true"}, "\"id\":\"" + std::to_string(i) + pad + "\"") + "\n";
+    o.input = many;
+    r = run_cli({"--batch", "-", "-j", "8"}, o);
+    BOOST_TEST(r.code == 0, r.err);
+    std::set<std::string> ids;
+    for (const auto& res : json_lines(r.out)) {
+        BOOST_TEST(!res.contains("error"));
+        ids.insert(str(res.at("id")));
+    }
+    BOOST_TEST(ids.size() == 1500u);
+}
+
+BOOST_AUTO_TEST_CASE(results_are_written_as_jobs_finish)
+{
+    // A fast job after a slow one: its line comes out first, long before the slow one ends.
+    write_jobs({job({"sleep", "2"}, R"("id":"slow")"), job({"echo", "quick"}, R"("id":"fast")")});
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<double> first_at;
+    std::string first;
+    cli_options o;
+    o.on_output = [&](stream_kind k, std::string_view chunk) {
+        if (k == stream_kind::out && !first_at) {
+            first_at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            first = chunk;
+        }
+    };
+    auto r = run_cli({"--batch", jobs.string(), "-j", "2"}, o);
+    BOOST_TEST(r.code == 0, r.err);
+    BOOST_TEST_REQUIRE(first_at.has_value());
+    BOOST_TEST(*first_at < 1.5);
+    BOOST_TEST(first.find("\"fast\"") != std::string::npos, first);
+    BOOST_TEST(r.seconds >= 1.9);
+}
+
+BOOST_AUTO_TEST_CASE(concurrency_follows_j)
+{
+    std::vector<std::string> lines;
+    for (int i = 0; i < 8; ++i) lines.push_back(job({"sleep", "0.5"}));
+    write_jobs(lines);
+    // 8 x 0.5 s: about 1 s with -j4, 0.5 s with -j8, 4 s with -j1 (loose bounds).
+    auto j4 = batch({"-j", "4"});
+    BOOST_TEST(j4.code == 0);
+    BOOST_TEST(j4.seconds >= 0.95);
+    BOOST_TEST(j4.seconds < 2.5);
+    auto j8 = batch({"-j8"});
+    BOOST_TEST(j8.seconds >= 0.45);
+    BOOST_TEST(j8.seconds < 1.8);
+    lines.resize(3);
+    write_jobs(lines);
+    auto j1 = batch({"--jobs=1"});
+    BOOST_TEST(j1.seconds >= 1.45);
+    BOOST_TEST(j1.seconds < 4.0);
+    BOOST_TEST(json_lines(j1.out).size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(progress_line_when_asked_and_never_by_default_off_a_terminal)
+{
+    std::vector<std::string> lines;
+    for (int i = 0; i < 6; ++i) lines.push_back(job({"sleep", "0.2"}));
+    write_jobs(lines);
+    auto quiet = batch({"-j", "2"});
+    BOOST_TEST(quiet.err.find('\r') == std::string::npos);
+    BOOST_TEST(lines_of(quiet.err).size() == 1u);  // the summary only
+
+    auto shown = batch({"-j", "2", "--progress"});
+    BOOST_TEST(shown.code == 0);
+    BOOST_TEST(shown.err.find('\r') != std::string::npos);
+    BOOST_TEST(shown.err.find("/6") != std::string::npos, shown.err);  // done/total
+    BOOST_TEST(shown.err.find("failed") != std::string::npos);
+    BOOST_TEST(shown.err.find("jobs/s") != std::string::npos);
+    BOOST_TEST(shown.err.find("ETA") != std::string::npos);
+    // The summary still ends up on its own line.
+    const auto cleared = shown.err.rfind("\r\033[K");  // the progress line is cleared first
+    BOOST_TEST_REQUIRE(cleared != std::string::npos);
+    BOOST_TEST(shown.err.substr(cleared + 4).starts_with("sandbox-run: "));
+    auto s = summary_of(shown.err.substr(cleared + 4));
+    BOOST_TEST(s["succeeded"] == 6u);
+
+    auto none = batch({"-j", "2", "--progress", "--no-progress"});
+    BOOST_TEST(none.err.find('\r') == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(progress_line_by_default_on_a_terminal)
+{
+    // util-linux `script` gives the tool a terminal for stdin, stdout and stderr.
+    if (!std::filesystem::exists("/usr/bin/script")) {
+        BOOST_TEST_MESSAGE("no /usr/bin/script: skipped");
+        return;
+    }
+    std::vector<std::string> lines;
+    for (int i = 0; i < 6; ++i) lines.push_back(job({"sleep", "0.2"}));
+    write_jobs(lines);
+    const auto out = (dir.path / "out.jsonl").string();
+    auto tty = run_cli({"--", "script", "-qec", tool() + " --batch " + jobs.string() + " -j 2 -o " + out, "/dev/null"});
+    BOOST_TEST(tty.code == 0, tty.out);
+    BOOST_TEST(tty.out.find("\r[") != std::string::npos, tty.out);
+    BOOST_TEST(tty.out.find("/6") != std::string::npos);
+    auto off = run_cli({"--", "script", "-qec", tool() + " --batch " + jobs.string() + " -j 2 --no-progress -o " + out,
+                        "/dev/null"});
+    BOOST_TEST(off.code == 0);
+    BOOST_TEST(off.out.find("\r[") == std::string::npos, off.out);
+    BOOST_TEST(off.out.find("6 succeeded") != std::string::npos, off.out);
+}
+
+BOOST_AUTO_TEST_CASE(a_driver_that_cannot_start_fails_each_job_not_the_batch)
+{
+    write_jobs({job({"true"}), job({"echo", "x"})});
+    cli_options o;
+    o.env = {{"DOCKER_BIN", "/nonexistent/docker"}};
+    auto r = run_cli({"--driver", "docker", "--batch", jobs.string()}, o);
+    BOOST_TEST(r.code == 1);
+    auto results = by_line(json_lines(r.out));
+    BOOST_TEST_REQUIRE(results.size() == 2u);
+    for (auto& [line, o2] : results) BOOST_TEST(str(o2.at("error")).starts_with("Failed to start docker"));
+    BOOST_TEST(summary_of(r.err)["errors"] == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(sigint_cancels_running_jobs_and_reports_what_was_not_run)
+{
+    const auto marker = unique_seconds(37);
+    std::vector<std::string> lines;
+    for (int i = 1; i <= 20; ++i) lines.push_back(job({"sleep", marker}, "\"id\":\"job-" + std::to_string(i) + "\""));
+    write_jobs(lines);
+    const auto out = dir.path / "results.jsonl";
+    bool sent = false;
+    auto r = run_cli_and_signal({"--batch", jobs.string(), "-j", "4", "-o", out.string()},
+                                [&] { return processes_matching("sleep " + marker).size() == 4; }, SIGINT, &sent);
+    BOOST_TEST_REQUIRE(sent);
+    BOOST_TEST(r.code == 130, r.err);
+    BOOST_TEST(r.seconds < 15.0);
+    // Every line written is valid JSON; the four running jobs say they were cancelled.
+    auto results = json_lines(read_text(out));
+    BOOST_TEST(results.size() == 4u);
+    std::set<std::int64_t> cancelled_lines;
+    for (const auto& o : results) {
+        BOOST_TEST(str(o.at("error")).starts_with("cancelled"), str(o.at("error")));
+        cancelled_lines.insert(o.at("line").to_number<std::int64_t>());
+    }
+    BOOST_TEST((cancelled_lines == std::set<std::int64_t>{1, 2, 3, 4}));
+    auto s = summary_of(r.err);
+    BOOST_TEST(s["jobs"] == 20u);
+    BOOST_TEST(s["cancelled"] == 4u);
+    BOOST_TEST(s["not run"] == 16u);
+    BOOST_TEST(r.err.find("from line 5") != std::string::npos, r.err);
+    BOOST_TEST(r.err.find("SIGINT") != std::string::npos);
+    BOOST_TEST(eventually([&] { return processes_matching("sleep " + marker).empty(); }, 5s),
+               "cancelled jobs left processes behind");
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_stops_a_batch_with_143)
+{
+    const auto marker = unique_seconds(39);
+    std::vector<std::string> lines;
+    for (int i = 0; i < 6; ++i) lines.push_back(job({"sleep", marker}));
+    write_jobs(lines);
+    bool sent = false;
+    auto r = run_cli_and_signal({"--batch", jobs.string(), "-j", "2"},
+                                [&] { return processes_matching("sleep " + marker).size() == 2; }, SIGTERM, &sent);
+    BOOST_TEST_REQUIRE(sent);
+    BOOST_TEST(r.code == 143, r.err);
+    BOOST_TEST(json_lines(r.out).size() == 2u);
+    auto s = summary_of(r.err);
+    BOOST_TEST(s["cancelled"] == 2u);
+    BOOST_TEST(s["not run"] == 4u);
+    BOOST_TEST(r.err.find("SIGTERM") != std::string::npos);
+    BOOST_TEST(eventually([&] { return processes_matching("sleep " + marker).empty(); }, 5s));
+}
+
+BOOST_AUTO_TEST_CASE(sigint_while_jobs_still_come_from_a_pipe)
+{
+    // The writer keeps the pipe open for 4 s more and would then send a second job: the tool
+    // must stop at once (cancel the read too), never run the second job, and say that the
+    // rest of the input was not read.
+    const auto marker = unique_seconds(38);
+    const auto token = fresh_token();
+    const auto script = "{ echo '" + job({"sleep", marker}) + "'; sleep 4; echo '" + job({"echo", "never"}) +
+                        "'; } | " + tool() + " --env " + token + " --batch - -j 2; echo \"status=$?\"";
+    bool sent = false;
+    auto r = run_and_signal({"sh", "-c", script}, token,
+                            [&] { return processes_matching("sleep " + marker).size() == 1; }, SIGINT, &sent);
+    BOOST_TEST_REQUIRE(sent);
+    const auto lines = lines_of(r.out);
+    BOOST_TEST_REQUIRE(lines.size() == 2u, r.out);
+    auto cancelled = json_lines(lines[0]);
+    BOOST_TEST(str(cancelled.at(0).at("error")).starts_with("cancelled"));
+    BOOST_TEST(lines[1] == "status=130");
+    BOOST_TEST(r.out.find("never") == std::string::npos);
+    // The shell waits for the writer; the tool's own clock says how soon it stopped.
+    const auto summary = lines_of(r.err).back();
+    BOOST_TEST(summary.find("the rest of the input was not read") != std::string::npos, summary);
+    BOOST_TEST(summary_seconds(r.err) < 3.0, summary);
+    BOOST_TEST(eventually([&] { return processes_matching("sleep " + marker).empty(); }, 5s));
+}
+
+BOOST_AUTO_TEST_CASE(thousands_of_jobs_stream_through_bounded_memory)
+{
+    // The tool's peak RSS (from its own exec_result) must not grow with the number of jobs.
+    auto run_n = [&](int n) {
+        std::string text;
+        for (int i = 0; i < n; ++i) text += job({"true"}, "\"id\":" + std::to_string(i)) + "\n";
+        write_text(jobs, text);
+        auto r = batch({"-j", "4", "-o", (dir.path / "out.jsonl").string()});
+        BOOST_TEST(r.code == 0, r.err);
+        auto results = json_lines(read_text(dir.path / "out.jsonl"));
+        BOOST_TEST(results.size() == static_cast<std::size_t>(n));
+        std::set<std::int64_t> ids;
+        for (const auto& o : results) ids.insert(o.at("id").to_number<std::int64_t>());
+        BOOST_TEST(ids.size() == static_cast<std::size_t>(n));
+        return r.raw.usage.max_rss_bytes;
+    };
+    const auto small = run_n(200);
+    const auto large = run_n(sanitized() ? 2000 : 4000);
+    BOOST_TEST_MESSAGE("peak RSS: 200 jobs " << small / 1024 << " KiB, many jobs " << large / 1024 << " KiB");
+    BOOST_TEST(large < small + (sanitized() ? 32u : 8u) * 1024 * 1024);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
