@@ -105,7 +105,6 @@ struct process_state : std::enable_shared_from_this<process_state> {
             if (self->exited_now()) self->on_exit();
             else self->watch_exit();
         });
-        if (exited_now()) on_exit();
     }
 
     void poll_exit(std::chrono::milliseconds interval)

@@ -52,6 +52,12 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 using error_code = boost::system::error_code;
+// I/O objects typed on the strand itself: wrapping a strand in any_io_executor would
+// allocate a type-erased copy for each object and each operation.
+using strand_type = asio::strand<asio::any_io_executor>;
+using descriptor = asio::posix::basic_stream_descriptor<strand_type>;
+using socket_type = asio::basic_stream_socket<asio::local::stream_protocol, strand_type>;
+using timer_type = asio::basic_waitable_timer<clock, asio::wait_traits<clock>, strand_type>;
 
 constexpr std::size_t scratch_size = 64 * 1024;
 // Reads in one turn on the strand before yielding to other work.
@@ -151,8 +157,8 @@ private:
 
         out_.d.assign(child.stdout_r.release());
         err_.d.assign(child.stderr_r.release());
-        read_next(stream_kind::out);
-        read_next(stream_kind::err);
+        wait_readable(stream_kind::out);
+        wait_readable(stream_kind::err);
         if (child.stdin_w) {
             in_.assign(asio::local::stream_protocol(), child.stdin_w.release());
             asio::async_write(in_, asio::buffer(*stdin_),
@@ -175,41 +181,35 @@ private:
     };
 
     struct output_stream {
-        output_stream(const asio::strand<asio::any_io_executor>& s, std::size_t cap) : d(s), tail(cap) {}
-        asio::posix::stream_descriptor d;
+        output_stream(const strand_type& s, std::size_t cap) : d(s), tail(cap) {}
+        descriptor d;
         tail_buffer tail;
-        // Target of the one pending async read; everything after it goes to the scratch buffer.
-        std::array<char, 2048> first{};
+        bool waiting = false;  // an async_wait is queued
     };
 
     output_stream& stream(stream_kind k) { return k == stream_kind::out ? out_ : err_; }
+    static stream_kind other(stream_kind k) { return k == stream_kind::out ? stream_kind::err : stream_kind::out; }
 
     // ---- output ---------------------------------------------------------------------------
 
-    // async_read_some rather than async_wait: Asio performs it speculatively when the
-    // descriptor became readable while no operation was queued, so no wake-up is lost when
-    // another thread's epoll saw the edge first.
-    void read_next(stream_kind k)
+    // Readiness waits, and every read done here: so a stream can also be read when we know
+    // it holds data (the command exited, the other stream ended) without going back to the
+    // reactor, and no read is ever in flight behind our back. Asio re-arms the descriptor
+    // when it queues a wait, so no wake-up is lost.
+    void wait_readable(stream_kind k)
     {
         auto& s = stream(k);
-        s.d.async_read_some(asio::buffer(s.first), [self = shared_from_this(), k](error_code ec, std::size_t n) {
-            self->on_read(k, ec, n);
+        if (s.waiting || !s.d.is_open()) return;
+        s.waiting = true;
+        s.d.async_wait(descriptor::wait_read, [self = shared_from_this(), k](error_code ec) {
+            auto& s = self->stream(k);
+            s.waiting = false;
+            if (ec || self->finished_ || !s.d.is_open()) return;
+            self->read_available(k);
         });
     }
 
-    void on_read(stream_kind k, error_code ec, std::size_t n)
-    {
-        auto& s = stream(k);
-        if (finished_ || !s.d.is_open()) return;
-        if (n > 0) deliver(k, {s.first.data(), n});
-        if (ec) {
-            stream_closed(k);
-            return;
-        }
-        read_available(k);
-    }
-
-    // Reads what the pipe holds right now without going back to the reactor.
+    // Reads what the pipe holds now into the per-thread scratch buffer, then waits for more.
     void read_available(stream_kind k)
     {
         auto& s = stream(k);
@@ -223,12 +223,13 @@ private:
             }
             if (n < 0 && errno == EINTR) continue;
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-                read_next(k);
+                wait_readable(k);
                 return;
             }
             stream_closed(k);  // EOF or a read error
             return;
         }
+        // A fast writer: let other work on the strand run, then go on.
         asio::post(strand_, [self = shared_from_this(), k] { self->read_available(k); });
     }
 
@@ -252,6 +253,12 @@ private:
         error_code ignored;
         stream(k).d.close(ignored);
         apply(machine_->on_stream_closed(k));
+        if (finished_) return;
+        // A command closes both outputs as it exits: read the other one now rather than
+        // wake up again for its event, and see whether the command is already gone rather
+        // than sleep until the pidfd says so.
+        if (stream(other(k)).d.is_open()) read_available(other(k));
+        else if (!exit_seen_ && exited_now()) on_exited();
     }
 
     // ---- stdin, exit, timers --------------------------------------------------------------
@@ -272,7 +279,7 @@ private:
 
     void wait_exit()
     {
-        pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, [self = shared_from_this()](error_code ec) {
+        pidfd_.async_wait(descriptor::wait_read, [self = shared_from_this()](error_code ec) {
             if (ec || self->finished_ || self->exit_seen_) return;
             // A wait may complete spuriously: with several threads, Asio's epoll reactor can
             // hand a stale event of a just-closed descriptor to the state it reuses for this
@@ -280,9 +287,8 @@ private:
             if (self->exited_now()) self->on_exited();
             else self->wait_exit();
         });
-        // A wait is not speculative: if another thread's epoll consumed the exit edge before
-        // the wait was queued, nothing would wake it. Check once now that it is queued.
-        if (exited_now()) on_exited();
+        // No lost wake-up: Asio re-arms the descriptor (EPOLL_CTL_MOD) when it queues a
+        // wait, so an exit that happened before is reported too.
     }
 
     // Without pidfd (old kernels, strict seccomp profiles): poll with a backoff.
@@ -304,7 +310,11 @@ private:
     {
         if (finished_ || exit_seen_) return;
         exit_seen_ = true;
-        apply(machine_->on_exit(clock::now()));
+        // Read what the pipes hold now, usually everything up to EOF, so that no drain
+        // deadline is needed; then the machine ends what the command left behind.
+        for (auto k : {stream_kind::out, stream_kind::err})
+            if (!finished_ && stream(k).d.is_open()) read_available(k);
+        if (!finished_) apply(machine_->on_exit(clock::now()));
     }
 
     void on_cancel()
@@ -474,7 +484,7 @@ private:
         });
     }
 
-    asio::strand<asio::any_io_executor> strand_;
+    strand_type strand_;
     launch_plan plan_;
     run_limits limits_;
     std::optional<std::string> stdin_;
@@ -483,10 +493,10 @@ private:
     asio::any_completion_executor handler_work_;
     asio::cancellation_slot slot_;
 
-    asio::posix::stream_descriptor pidfd_;
-    asio::local::stream_protocol::socket in_;
-    asio::steady_timer timer_;
-    std::optional<asio::steady_timer> poll_timer_;
+    descriptor pidfd_;
+    socket_type in_;
+    timer_type timer_;
+    std::optional<timer_type> poll_timer_;
     std::chrono::milliseconds poll_interval_{1};
     output_stream out_;
     output_stream err_;

@@ -70,11 +70,15 @@ std::error_code make_stdin_socket(unique_fd& child_end, unique_fd& parent_end)
     return {};
 }
 
-std::error_code set_nonblocking(int fd)
+// /dev/null, opened once: dup2 in the child is cheaper than an open by path while the
+// parent waits for the exec.
+int dev_null()
 {
-    int flags = ::fcntl(fd, F_GETFL);
-    if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return {errno, std::system_category()};
-    return {};
+    static const int fd = [] {
+        const int f = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        return f < 0 ? f : above_stdio(f);
+    }();
+    return fd;
 }
 
 bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
@@ -106,15 +110,12 @@ std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::s
         what = "cannot create pipes";
         return ec;
     }
-    if ((ec = set_nonblocking(out_r.get())) || (ec = set_nonblocking(err_r.get())) ||
-        (req.stdin_socket && (ec = set_nonblocking(in_w.get())))) {
-        what = "cannot make pipes non-blocking";
-        return ec;
-    }
+    // Our ends are made non-blocking by Asio when it first waits on them.
 
     file_actions fa;
     int rc = 0;
     if (req.stdin_socket) rc = posix_spawn_file_actions_adddup2(&fa.fa, in_r.get(), 0);
+    else if (dev_null() >= 0) rc = posix_spawn_file_actions_adddup2(&fa.fa, dev_null(), 0);
     else rc = posix_spawn_file_actions_addopen(&fa.fa, 0, "/dev/null", O_RDONLY, 0);
     if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, out_w.get(), 1);
     if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, err_w.get(), 2);

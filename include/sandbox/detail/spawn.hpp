@@ -24,7 +24,7 @@ struct spawn_request {
 };
 
 /// A started child: its own session and process group (pgid == pid), descriptors 0-2 only.
-/// The parent ends of the pipes are non-blocking and close-on-exec.
+/// The parent ends of the pipes are close-on-exec (and still blocking).
 struct spawned_child {
     pid_t pid = -1;
     unique_fd pidfd;  ///< -1 when pidfd_open is unavailable (old kernel, seccomp)
