@@ -31,7 +31,7 @@ std::ostream& operator<<(std::ostream& os, exec_phase p)
 
 std::ostream& operator<<(std::ostream& os, const exec_actions& a)
 {
-    return os << "{signal=" << a.signal_group << " close_stdin=" << a.close_stdin
+    return os << "{signal=" << a.signal_group << " watch_exit=" << a.watch_exit << " close_stdin=" << a.close_stdin
               << " stop_reading=" << a.stop_reading << " reap=" << a.reap << '}';
 }
 
@@ -39,14 +39,17 @@ exec_machine::exec_machine(const exec_timing& timing, clock::time_point start) n
     : timing_(timing),
       wall_deadline_(add(start, timing.wall)),
       idle_check_(timing.idle ? add(start, *timing.idle) : clock::time_point::max()),
-      last_activity_(start)
+      last_activity_(start),
+      watch_at_(add(start, timing.exit_watch_delay)),
+      watching_(timing.exit_watch_delay.count() <= 0)
 {
 }
 
 exec_machine::clock::time_point exec_machine::next_deadline() const noexcept
 {
     switch (phase_) {
-    case exec_phase::running: return std::min(wall_deadline_, idle_check_);
+    case exec_phase::running:
+        return std::min({wall_deadline_, idle_check_, watching_ ? clock::time_point::max() : watch_at_});
     case exec_phase::terminating:
     case exec_phase::draining: return phase_deadline_;
     case exec_phase::killed:
@@ -59,7 +62,7 @@ exec_actions exec_machine::terminate(clock::time_point now) noexcept
 {
     phase_ = exec_phase::terminating;
     phase_deadline_ = add(now, timing_.kill_grace);
-    return {.signal_group = SIGTERM, .close_stdin = true};
+    return {.signal_group = SIGTERM, .watch_exit = start_watching(), .close_stdin = true};
 }
 
 exec_actions exec_machine::finish_if_drained() noexcept
@@ -92,20 +95,26 @@ exec_actions exec_machine::on_exit(clock::time_point now) noexcept
 exec_actions exec_machine::on_deadline(clock::time_point now) noexcept
 {
     switch (phase_) {
-    case exec_phase::running:
+    case exec_phase::running: {
+        const bool watch = !watching_ && now >= watch_at_ && start_watching();
+        auto with_watch = [watch](exec_actions a) {
+            a.watch_exit = a.watch_exit || watch;
+            return a;
+        };
         if (now >= wall_deadline_) {
             reason_ = timeout_reason::wall;
-            return terminate(now);
+            return with_watch(terminate(now));
         }
         if (timing_.idle && now >= idle_check_) {
             const auto idle_until = add(last_activity_, *timing_.idle);
             if (now >= idle_until) {
                 reason_ = timeout_reason::idle;
-                return terminate(now);
+                return with_watch(terminate(now));
             }
             idle_check_ = idle_until;
         }
-        return {};
+        return with_watch({});
+    }
     case exec_phase::terminating:
         if (now < phase_deadline_) return {};
         phase_ = exec_phase::killed;

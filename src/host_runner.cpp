@@ -67,6 +67,7 @@ run_limits limits_for(const execution_policy& policy, const driver_options& opti
     if (policy.idle_timeout()) limits.timing.idle = *policy.idle_timeout();
     limits.timing.kill_grace = options.kill_grace;
     limits.timing.drain = options.drain_timeout;
+    limits.timing.exit_watch_delay = std::chrono::milliseconds(50);
     limits.stdout_cap = policy.stdout_limit_bytes();
     limits.stderr_cap = policy.stderr_limit_bytes();
     return limits;

@@ -144,7 +144,8 @@ private:
         spawn_request req{.argv = std::move(plan_.argv),
                           .env = std::move(plan_.env),
                           .cwd = std::move(plan_.cwd),
-                          .stdin_socket = stdin_ && !stdin_->empty()};
+                          .stdin_socket = stdin_ && !stdin_->empty(),
+                          .open_pidfd = limits_.timing.exit_watch_delay.count() <= 0};
         spawned_child child;
         std::string what;
         start_time_ = clock::now();
@@ -167,8 +168,8 @@ private:
         if (child.pidfd) {
             pidfd_.assign(child.pidfd.release());
             wait_exit();
-        } else {
-            poll_exit();
+        } else if (machine_->watching()) {
+            poll_exit();  // pidfd_open failed
         }
         if (!finished_) arm_timer();
     }
@@ -259,6 +260,21 @@ private:
         // than sleep until the pidfd says so.
         if (stream(other(k)).d.is_open()) read_available(other(k));
         else if (!exit_seen_ && exited_now()) on_exited();
+        else if (!exit_seen_ && machine_->start_watching()) watch_exit();  // closed its outputs, still running
+    }
+
+    // Starts watching the main process's exit: a pidfd when possible, else polling.
+    void watch_exit()
+    {
+        if (exit_seen_ || finished_ || pidfd_.is_open() || poll_timer_) return;
+        // Still our unreaped child (nobody else reaps it), so the pid names it.
+        const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+        if (fd < 0) {
+            poll_exit();
+            return;
+        }
+        pidfd_.assign(fd);
+        wait_exit();  // a pidfd of a command that already ended is readable at once
     }
 
     // ---- stdin, exit, timers --------------------------------------------------------------
@@ -351,6 +367,8 @@ private:
     {
         if (finished_) return;
         if (a.close_stdin) close_stdin();
+        if (a.watch_exit) watch_exit();
+        if (finished_) return;
         if (a.signal_group != 0) signal_group(a.signal_group);
         if (a.stop_reading) {
             error_code ignored;

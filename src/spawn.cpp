@@ -158,7 +158,7 @@ std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::s
     out.pid = pid;
     // Nobody else can have reaped the child yet, so the pid still names it. pidfds are
     // always close-on-exec.
-    out.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (req.open_pidfd) out.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     out.stdin_w = std::move(in_w);
     out.stdout_r = std::move(out_r);
     out.stderr_r = std::move(err_r);

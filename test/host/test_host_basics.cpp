@@ -215,4 +215,24 @@ BOOST_AUTO_TEST_CASE(caps_report_no_isolation)
     BOOST_TEST(!c.filesystem_confined);
 }
 
+BOOST_AUTO_TEST_CASE(a_command_that_closes_its_outputs_early_is_still_waited_for)
+{
+    // Its pipes end long before it does: the end is seen through the process, not the pipes.
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = sh("echo bye; exec >&- 2>&-; sleep 0.3; exit 4");
+    const auto took = std::chrono::steady_clock::now() - start;
+    BOOST_TEST(r.exit_code == 4);
+    BOOST_TEST(r.out == "bye\n");
+    BOOST_TEST((took >= 300ms));
+    BOOST_TEST((took < 2s));
+}
+
+BOOST_AUTO_TEST_CASE(a_long_command_whose_pipes_stay_open_is_seen_to_end)
+{
+    // Runs past the point where the exit is watched through a pidfd.
+    const auto r = sh("sleep 0.2; echo done");
+    BOOST_TEST(r.success());
+    BOOST_TEST(r.out == "done\n");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

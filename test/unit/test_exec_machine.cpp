@@ -361,4 +361,58 @@ BOOST_AUTO_TEST_CASE(phases_and_actions_print_readably)
     BOOST_TEST(a.str().find(std::to_string(SIGTERM)) != std::string::npos, a.str());
 }
 
+BOOST_AUTO_TEST_CASE(the_exit_is_watched_from_the_start_by_default)
+{
+    exec_machine m(timing(5s), t0);
+    BOOST_TEST(m.watching());
+    BOOST_TEST(!m.start_watching());
+    BOOST_TEST((m.next_deadline() == t0 + 5s));
+}
+
+BOOST_AUTO_TEST_CASE(with_a_watch_delay_the_exit_watch_starts_at_the_delay)
+{
+    auto t = timing(5s);
+    t.exit_watch_delay = 50ms;
+    exec_machine m(t, t0);
+    BOOST_TEST(!m.watching());
+    BOOST_TEST((m.next_deadline() == t0 + 50ms));
+    BOOST_TEST(m.on_deadline(t0 + 49ms) == nothing);
+    BOOST_TEST(m.on_deadline(t0 + 50ms) == (exec_actions{.watch_exit = true}));
+    BOOST_TEST(m.watching());
+    BOOST_TEST((m.next_deadline() == t0 + 5s));
+    BOOST_TEST(m.on_deadline(t0 + 60ms) == nothing);
+}
+
+BOOST_AUTO_TEST_CASE(the_runner_can_start_the_watch_early_once)
+{
+    auto t = timing(5s);
+    t.exit_watch_delay = 50ms;
+    exec_machine m(t, t0);
+    BOOST_TEST(m.start_watching());
+    BOOST_TEST(!m.start_watching());
+    BOOST_TEST((m.next_deadline() == t0 + 5s));
+    BOOST_TEST(m.on_deadline(t0 + 50ms) == nothing);
+}
+
+BOOST_AUTO_TEST_CASE(a_timeout_before_the_watch_delay_starts_the_watch)
+{
+    auto t = timing(20ms);
+    t.exit_watch_delay = 50ms;
+    exec_machine m(t, t0);
+    BOOST_TEST((m.next_deadline() == t0 + 20ms));
+    BOOST_TEST(m.on_deadline(t0 + 20ms) == (exec_actions{.signal_group = SIGTERM, .watch_exit = true, .close_stdin = true}));
+    BOOST_TEST(m.watching());
+    // A cancellation too.
+    exec_machine c(t, t0);
+    BOOST_TEST(c.on_cancel(t0 + 1ms) == (exec_actions{.signal_group = SIGTERM, .watch_exit = true, .close_stdin = true}));
+}
+
+BOOST_AUTO_TEST_CASE(the_watch_and_a_timeout_due_together_both_happen)
+{
+    auto t = timing(50ms);
+    t.exit_watch_delay = 50ms;
+    exec_machine m(t, t0);
+    BOOST_TEST(m.on_deadline(t0 + 50ms) == (exec_actions{.signal_group = SIGTERM, .watch_exit = true, .close_stdin = true}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

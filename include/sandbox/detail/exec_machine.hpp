@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <optional>
+#include <utility>
 #include <ostream>
 
 namespace sandbox::detail {
@@ -17,6 +18,10 @@ struct exec_timing {
     std::optional<std::chrono::nanoseconds> idle;
     std::chrono::nanoseconds kill_grace{std::chrono::milliseconds(250)};
     std::chrono::nanoseconds drain{std::chrono::milliseconds(250)};
+    /// How long a command may run before its exit is watched through a pidfd. Most short
+    /// commands are seen to end by their outputs closing first, and never need one (each
+    /// pidfd costs a descriptor, which every later spawn then copies). 0: watch from the start.
+    std::chrono::nanoseconds exit_watch_delay{0};
 };
 
 enum class exec_phase {
@@ -32,6 +37,7 @@ std::ostream& operator<<(std::ostream& os, exec_phase p);
 /// What the I/O layer must do after an event, in field order.
 struct exec_actions {
     int signal_group = 0;       ///< send this signal to the command's process group
+    bool watch_exit = false;    ///< start watching for the main process's exit (pidfd)
     bool close_stdin = false;   ///< stop feeding stdin
     bool stop_reading = false;  ///< close the output pipes even if a writer still holds them
     bool reap = false;          ///< reap the main process and complete
@@ -40,6 +46,7 @@ struct exec_actions {
 };
 
 std::ostream& operator<<(std::ostream& os, const exec_actions& a);
+
 
 /// The decision logic of one execution, free of I/O so it can be tested without processes:
 /// events go in, actions come out, and next_deadline() says when to call on_deadline().
@@ -62,6 +69,10 @@ public:
     exec_actions on_deadline(clock::time_point now) noexcept;
     /// The awaiting operation was cancelled, or the output callback threw.
     exec_actions on_cancel(clock::time_point now) noexcept;
+    /// The runner needs the exit watched now (outputs closed but no exit yet). True the
+    /// first time, when the watch must be started.
+    bool start_watching() noexcept { return !std::exchange(watching_, true); }
+    bool watching() const noexcept { return watching_; }
 
     /// When on_deadline() must next be called; time_point::max() when no clock runs.
     clock::time_point next_deadline() const noexcept;
@@ -81,11 +92,13 @@ private:
     clock::time_point idle_check_;  // when to look at last_activity_ next
     clock::time_point last_activity_;
     clock::time_point phase_deadline_ = clock::time_point::max();  // grace or drain
+    clock::time_point watch_at_;                                    // when to start watching the exit
     std::optional<timeout_reason> reason_;
     bool cancelled_ = false;
     bool exited_ = false;
     bool out_open_ = true;
     bool err_open_ = true;
+    bool watching_ = false;
 };
 
 }  // namespace sandbox::detail

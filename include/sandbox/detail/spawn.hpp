@@ -21,6 +21,9 @@ struct spawn_request {
     /// a socket rather than a pipe because sending on it never raises SIGPIPE in the parent.
     /// false: stdin is /dev/null (EOF at once).
     bool stdin_socket = false;
+    /// Open a pidfd for the child right away (else the caller may open one later: the child
+    /// cannot be reaped by anyone else, so its pid keeps naming it).
+    bool open_pidfd = true;
 };
 
 /// A started child: its own session and process group (pgid == pid), descriptors 0-2 only.
