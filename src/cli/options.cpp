@@ -356,7 +356,8 @@ Policy (the --policy file is loaded first, then the flags override it):
   --policy FILE            the policy as a JSON object with any of the keys base_dir,
                            timeout_seconds, idle_timeout_seconds, memory_limit,
                            readable_paths, writable_paths, env, inherit_env,
-                           network_enabled, stdout_limit_bytes, stderr_limit_bytes
+                           network_enabled, stdout_limit_bytes, stderr_limit_bytes,
+                           env_allowlist
   --driver NAME            host (default), docker, podman, firejail or bubblewrap
   --image IMAGE            container image for docker and podman (default alpine:3)
   --timeout DURATION       wall-clock limit for the whole command (default 5)
