@@ -178,17 +178,14 @@ std::vector<std::string> cgroup_limits::join_prefix() const
 void cgroup_limits::remove() noexcept
 {
     for (const auto& dir : dirs_) {
-        // The tree was killed before we get here; anything still inside escaped that.
-        for (int attempt = 0; attempt < 50; ++attempt) {
+        // Normally empty by now: the command's tree was killed and reaped.
+        if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) continue;
+        // Something escaped the tree kill: kill what is inside, then retry briefly.
+        for (int attempt = 0; attempt < 20; ++attempt) {
             std::ifstream procs(dir / "cgroup.procs");
-            bool any = false;
-            for (pid_t pid; procs >> pid;) {
-                ::kill(pid, SIGKILL);
-                any = true;
-            }
-            if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) break;
-            if (!any && errno != EBUSY) break;
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            for (pid_t pid; procs >> pid;) ::kill(pid, SIGKILL);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            if (::rmdir(dir.c_str()) == 0 || errno != EBUSY) break;
         }
     }
     dirs_.clear();

@@ -52,7 +52,8 @@ std::string find_on_path(std::string_view name)
         start = end + 1;
         if (dir.empty()) continue;
         std::string candidate = dir + "/" + std::string(name);
-        if (not_executable(candidate).empty()) return candidate;
+        // Absolute: the launch runs in the work dir, where a relative path means nothing.
+        if (not_executable(candidate).empty()) return std::filesystem::absolute(candidate).lexically_normal().string();
     }
     return {};
 }
@@ -79,7 +80,7 @@ std::string resolve_binary(const std::string& configured, const char* env_var, s
         return found;
     }
     if (auto why = not_executable(chosen); !why.empty()) fail(error_name, why + " (from " + source + ")");
-    return chosen;
+    return std::filesystem::absolute(chosen).lexically_normal().string();
 }
 
 env_list sandbox_environment(const execution_policy& policy)
@@ -92,7 +93,11 @@ env_list sandbox_environment(const execution_policy& policy)
 
 std::string random_sandbox_name()
 {
-    thread_local std::mt19937_64 gen{std::random_device{}()};
+    thread_local std::mt19937_64 gen = [] {
+        std::random_device rd;
+        std::seed_seq seq{rd(), rd(), rd(), rd()};
+        return std::mt19937_64(seq);
+    }();
     static constexpr char hex[] = "0123456789abcdef";
     std::string name = "sandbox-";
     for (int i = 0; i < 24; ++i) name += hex[gen() & 15];
@@ -121,31 +126,28 @@ std::filesystem::path create_work_dir(const std::filesystem::path& base, const s
 
 namespace {
 
-// Empties the directory open as `fd` (which this call closes), never following links.
-bool empty_dir(int fd) noexcept
+struct dir_id {
+    dev_t dev;
+    ino_t ino;
+};
+
+bool same(const struct stat& st, const dir_id& id) { return st.st_dev == id.dev && st.st_ino == id.ino; }
+
+// Opens a subdirectory without following links; one a command made unreadable is made
+// ours again first (it is being deleted anyway).
+int open_subdir(int parent, const char* name)
 {
-    DIR* d = ::fdopendir(fd);
-    if (!d) {
-        ::close(fd);
-        return false;
-    }
-    bool ok = true;
-    while (dirent* e = ::readdir(d)) {
-        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-        struct stat st {};
-        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            ok = false;
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            const int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub < 0 || !empty_dir(sub) || ::unlinkat(::dirfd(d), e->d_name, AT_REMOVEDIR) != 0) ok = false;
-        } else if (::unlinkat(::dirfd(d), e->d_name, 0) != 0) {
-            ok = false;
-        }
-    }
-    ::closedir(d);
-    return ok;
+    int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == EACCES && ::fchmodat(parent, name, 0700, 0) == 0)
+        fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd;
+}
+
+bool unlink_entry(int parent, const char* name, int flags)
+{
+    if (::unlinkat(parent, name, flags) == 0) return true;
+    // A directory the command made read-only: take write permission back and retry.
+    return errno == EACCES && ::fchmod(parent, 0700) == 0 && ::unlinkat(parent, name, flags) == 0;
 }
 
 }  // namespace
@@ -155,9 +157,86 @@ bool remove_tree(const std::filesystem::path& dir) noexcept
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0) return errno == ENOENT;
     if (!S_ISDIR(st.st_mode)) return ::unlink(dir.c_str()) == 0;  // a link is removed, never followed
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return false;
-    const bool ok = empty_dir(fd);
+
+    // Depth first, holding one directory open at a time: a command can nest directories
+    // deeper than the descriptor limit. Going up re-opens "..", checked against the identity
+    // recorded on the way down; entries that cannot be removed are remembered and skipped.
+    struct level {
+        std::string name;  // in the parent
+        dir_id id;
+        std::vector<std::string> stuck;
+    };
+    std::vector<level> levels;
+    int cur = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (cur < 0 || ::fstat(cur, &st) != 0) {
+        if (cur >= 0) ::close(cur);
+        return false;
+    }
+    levels.push_back({{}, {st.st_dev, st.st_ino}, {}});
+    bool ok = true;
+    for (;;) {
+        // Remove the plain entries of `cur`; stop at the first subdirectory to descend into.
+        std::string descend;
+        {
+            const int listing = ::dup(cur);
+            DIR* d = listing < 0 ? nullptr : ::fdopendir(listing);
+            if (!d) {
+                if (listing >= 0) ::close(listing);
+                ok = false;
+            }
+            while (d) {
+                dirent* e = ::readdir(d);
+                if (!e) break;
+                const std::string name = e->d_name;
+                if (name == "." || name == "..") continue;
+                auto& stuck = levels.back().stuck;
+                if (std::find(stuck.begin(), stuck.end(), name) != stuck.end()) continue;
+                struct stat est {};
+                if (::fstatat(cur, name.c_str(), &est, AT_SYMLINK_NOFOLLOW) != 0) continue;
+                if (S_ISDIR(est.st_mode)) {
+                    descend = name;
+                    break;
+                }
+                if (!unlink_entry(cur, name.c_str(), 0)) {
+                    stuck.push_back(name);
+                    ok = false;
+                }
+            }
+            if (d) ::closedir(d);
+        }
+        if (!descend.empty()) {
+            const int sub = open_subdir(cur, descend.c_str());
+            struct stat sst {};
+            if (sub < 0 || ::fstat(sub, &sst) != 0) {
+                if (sub >= 0) ::close(sub);
+                levels.back().stuck.push_back(descend);
+                ok = false;
+                continue;
+            }
+            ::close(cur);
+            cur = sub;
+            levels.push_back({descend, {sst.st_dev, sst.st_ino}, {}});
+            continue;
+        }
+        // `cur` is as empty as it gets: go up and remove it.
+        if (levels.size() == 1) break;
+        const int parent = ::openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat pst {};
+        if (parent < 0 || ::fstat(parent, &pst) != 0 || !same(pst, levels[levels.size() - 2].id)) {
+            if (parent >= 0) ::close(parent);
+            ok = false;  // moved under us: stop rather than delete elsewhere
+            break;
+        }
+        ::close(cur);
+        cur = parent;
+        const std::string name = levels.back().name;
+        levels.pop_back();
+        if (!unlink_entry(cur, name.c_str(), AT_REMOVEDIR)) {
+            levels.back().stuck.push_back(name);
+            ok = false;
+        }
+    }
+    ::close(cur);
     return ::rmdir(dir.c_str()) == 0 && ok;
 }
 

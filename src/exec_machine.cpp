@@ -11,6 +11,7 @@ namespace {
 exec_machine::clock::time_point add(exec_machine::clock::time_point t, std::chrono::nanoseconds d) noexcept
 {
     // Saturate: a wall timeout of years must not wrap around.
+    if (d <= std::chrono::nanoseconds::zero()) return t;
     if (t > exec_machine::clock::time_point::max() - d) return exec_machine::clock::time_point::max();
     return t + d;
 }
@@ -32,7 +33,7 @@ std::ostream& operator<<(std::ostream& os, exec_phase p)
 std::ostream& operator<<(std::ostream& os, const exec_actions& a)
 {
     return os << "{signal=" << a.signal_group << " watch_exit=" << a.watch_exit << " close_stdin=" << a.close_stdin
-              << " stop_reading=" << a.stop_reading << " reap=" << a.reap << '}';
+              << " stop_reading=" << a.stop_reading << " reap=" << a.reap << " abandon=" << a.abandon << '}';
 }
 
 exec_machine::exec_machine(const exec_timing& timing, clock::time_point start) noexcept
@@ -51,8 +52,8 @@ exec_machine::clock::time_point exec_machine::next_deadline() const noexcept
     case exec_phase::running:
         return std::min({wall_deadline_, idle_check_, watching_ ? clock::time_point::max() : watch_at_});
     case exec_phase::terminating:
-    case exec_phase::draining: return phase_deadline_;
     case exec_phase::killed:
+    case exec_phase::draining: return phase_deadline_;
     case exec_phase::done: break;
     }
     return clock::time_point::max();
@@ -118,13 +119,16 @@ exec_actions exec_machine::on_deadline(clock::time_point now) noexcept
     case exec_phase::terminating:
         if (now < phase_deadline_) return {};
         phase_ = exec_phase::killed;
-        phase_deadline_ = clock::time_point::max();
+        phase_deadline_ = add(now, timing_.give_up);
         return {.signal_group = SIGKILL};
     case exec_phase::draining:
         if (now < phase_deadline_) return {};
         phase_ = exec_phase::done;
         return {.stop_reading = true, .reap = true};
     case exec_phase::killed:
+        if (now < phase_deadline_) return {};
+        phase_ = exec_phase::done;
+        return {.stop_reading = true, .abandon = true};
     case exec_phase::done: break;
     }
     return {};
@@ -139,7 +143,7 @@ exec_actions exec_machine::on_cancel(clock::time_point now) noexcept
     case exec_phase::terminating:
         // Asked again, or cancelled during a timeout's grace: stop being polite.
         phase_ = exec_phase::killed;
-        phase_deadline_ = clock::time_point::max();
+        phase_deadline_ = add(now, timing_.give_up);
         return {.signal_group = SIGKILL};
     case exec_phase::draining:
         phase_ = exec_phase::done;

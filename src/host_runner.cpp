@@ -60,13 +60,25 @@ std::vector<std::string> env_strings(const env_list& env)
     return out;
 }
 
+namespace {
+// Milliseconds to nanoseconds without overflowing (a timeout of centuries is "never"), and
+// never negative.
+std::chrono::nanoseconds to_ns(std::chrono::milliseconds ms)
+{
+    constexpr auto max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds::max());
+    if (ms <= std::chrono::milliseconds::zero()) return std::chrono::nanoseconds::zero();
+    if (ms >= max_ms) return std::chrono::nanoseconds::max();
+    return ms;
+}
+}  // namespace
+
 run_limits limits_for(const execution_policy& policy, const driver_options& options)
 {
     run_limits limits;
-    limits.timing.wall = policy.timeout();
-    if (policy.idle_timeout()) limits.timing.idle = *policy.idle_timeout();
-    limits.timing.kill_grace = options.kill_grace;
-    limits.timing.drain = options.drain_timeout;
+    limits.timing.wall = to_ns(policy.timeout());
+    if (policy.idle_timeout()) limits.timing.idle = to_ns(*policy.idle_timeout());
+    limits.timing.kill_grace = to_ns(options.kill_grace);
+    limits.timing.drain = to_ns(options.drain_timeout);
     limits.timing.exit_watch_delay = std::chrono::milliseconds(50);
     limits.stdout_cap = policy.stdout_limit_bytes();
     limits.stderr_cap = policy.stderr_limit_bytes();

@@ -5,11 +5,15 @@
 // serialised by a mutex so a signal never reaches a pid that was already reaped.
 #include <sandbox/detail/process_runner.hpp>
 #include <sandbox/detail/spawn.hpp>
+#include <sandbox/detail/spawn_service.hpp>
 #include <sandbox/detail/tail_buffer.hpp>
 #include <sandbox/errors.hpp>
 #include <sandbox/process.hpp>
 
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/execution/context.hpp>
+#include <boost/asio/query.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
@@ -17,6 +21,7 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -28,6 +33,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <future>
 #include <mutex>
 #include <vector>
 
@@ -66,9 +72,16 @@ struct process_state : std::enable_shared_from_this<process_state> {
     bool drained = false;   // stopped waiting for stderr after the exit
     bool finished = false;  // waiters are woken and see the final result
     bool killed = false;
+    bool cleanup_running = false;  // the engine is removing the container kill() ended
     bool cleaned = false;
     exec_result result;
-    std::vector<asio::any_completion_handler<void()>> waiters;
+    // Callers of wait() park on a timer of their own that is cancelled at the end: the wait
+    // then belongs to their io_context (destroyed with it) and to their cancellation slot.
+    struct waiter {
+        explicit waiter(const asio::any_io_executor& ex) : timer(ex, asio::steady_timer::time_point::max()) {}
+        asio::steady_timer timer;
+    };
+    std::vector<std::shared_ptr<waiter>> waiters;
 
     void start_watching()
     {
@@ -168,10 +181,10 @@ struct process_state : std::enable_shared_from_this<process_state> {
 
     void maybe_finish()
     {
-        std::vector<asio::any_completion_handler<void()>> to_wake;
+        std::vector<std::shared_ptr<waiter>> to_wake;
         {
             std::lock_guard lock(mutex);
-            if (finished || !reaped || !(stderr_done || drained)) return;
+            if (finished || !reaped || !(stderr_done || drained) || cleanup_running) return;
             finished = true;
             to_wake = std::move(waiters);
         }
@@ -194,10 +207,11 @@ struct process_state : std::enable_shared_from_this<process_state> {
         }
     }
 
-    void wake(asio::any_completion_handler<void()> h)
+    static void wake(std::shared_ptr<waiter> w)
     {
-        auto ex = asio::get_associated_executor(h, strand);
-        ex.execute([h = std::move(h)]() mutable { std::move(h)(); });
+        // On the timer's own executor: the waiting coroutine runs there.
+        auto ex = w->timer.get_executor();
+        asio::post(ex, [w = std::move(w)] { w->timer.cancel(); });
     }
 
     void kill_tree() noexcept
@@ -209,6 +223,7 @@ struct process_state : std::enable_shared_from_this<process_state> {
             ::kill(-pid, SIGKILL);
             if (pidfd.is_open()) ::syscall(SYS_pidfd_send_signal, pidfd.native_handle(), SIGKILL, nullptr, 0);
             start_cleanup_command = !killed && !plan.cleanup_argv.empty();
+            if (start_cleanup_command) cleanup_running = true;
             killed = true;
         }
         if (start_cleanup_command) {
@@ -216,14 +231,22 @@ struct process_state : std::enable_shared_from_this<process_state> {
             launch_plan stop{.argv = plan.cleanup_argv, .env = plan.env};
             run_limits limits;
             limits.timing.wall = std::chrono::seconds(60);
-            start_process(strand, std::move(stop), limits, std::nullopt, {}, [](std::exception_ptr, exec_result) {});
+            // wait() reports the end once the container is gone too.
+            start_process(strand, std::move(stop), limits, std::nullopt, {},
+                          asio::bind_executor(strand, [self = shared_from_this()](std::exception_ptr, exec_result) {
+                              {
+                                  std::lock_guard lock(self->mutex);
+                                  self->cleanup_running = false;
+                              }
+                              self->maybe_finish();
+                          }));
         }
     }
 
     // The owner is gone: nothing may outlive it.
     void shut_down() noexcept
     {
-        std::vector<asio::any_completion_handler<void()>> to_wake;
+        std::vector<std::shared_ptr<waiter>> to_wake;
         bool run_cleanup_command = false;
         {
             std::lock_guard lock(mutex);
@@ -256,21 +279,19 @@ struct process_state : std::enable_shared_from_this<process_state> {
         });
     }
 
-    template <typename Token>
-    auto async_wait_exit(Token&& token)
+    // Registers a waiter unless the end is already known.
+    bool add_waiter(const std::shared_ptr<waiter>& w)
     {
-        return asio::async_initiate<Token, void()>(
-            [self = shared_from_this()](auto handler) {
-                std::unique_lock lock(self->mutex);
-                if (self->finished) {
-                    lock.unlock();
-                    auto ex = asio::get_associated_executor(handler, self->strand);
-                    asio::post(ex, std::move(handler));  // never inline from the initiation
-                    return;
-                }
-                self->waiters.emplace_back(std::move(handler));
-            },
-            token);
+        std::lock_guard lock(mutex);
+        if (finished) return false;
+        waiters.push_back(w);
+        return true;
+    }
+
+    void remove_waiter(const std::shared_ptr<waiter>& w)
+    {
+        std::lock_guard lock(mutex);
+        std::erase(waiters, w);
     }
 };
 
@@ -281,16 +302,47 @@ process start_long_lived(asio::any_io_executor ex, launch_plan plan)
     spawned_child child;
     std::string what;
     state->started = clock::now();
-    if (auto ec = spawn_child(req, child, what)) {
+    std::error_code spawn_ec;
+    if (state->plan.spawn_from_stable_thread) {
+        // See spawn_service: the launcher must not be a child of a thread that may end.
+        std::promise<void> done;
+        auto& service = asio::use_service<spawn_service>(asio::query(ex, asio::execution::context));
+        if (!service.submit([&] {
+                spawn_ec = spawn_child(req, child, what);
+                done.set_value();
+            }))
+            throw launch_error(state->plan.failure_prefix + ": the io_context is shutting down");
+        done.get_future().wait();
+    } else {
+        spawn_ec = spawn_child(req, child, what);
+    }
+    if (auto ec = spawn_ec) {
         const std::string message = state->plan.failure_prefix + ": " + describe_spawn_error(req, ec, what);
         state->clean_up();
         throw launch_error(message);
     }
     state->pid = child.pid;
-    if (child.pidfd) state->pidfd.assign(child.pidfd.release());
-    state->in.assign(asio::local::stream_protocol(), child.stdin_w.release());
-    state->out.assign(child.stdout_r.release());
-    state->err.assign(child.stderr_r.release());
+    boost::system::error_code ec;
+    if ((child.pidfd && state->pidfd.assign(child.pidfd.get(), ec)) ||
+        state->in.assign(asio::local::stream_protocol(), child.stdin_w.get(), ec) ||
+        state->out.assign(child.stdout_r.get(), ec) || state->err.assign(child.stderr_r.get(), ec)) {
+        // Cannot be watched: end it rather than leave it behind. `child` closes the fds.
+        if (state->pidfd.is_open()) state->pidfd.release();
+        if (state->in.is_open()) state->in.release();
+        if (state->out.is_open()) state->out.release();
+        if (state->err.is_open()) state->err.release();
+        ::kill(-child.pid, SIGKILL);
+        int status = 0;
+        while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        state->reaped = true;
+        state->clean_up();
+        throw launch_error(state->plan.failure_prefix + ": " + ec.message());
+    }
+    child.pidfd.release();
+    child.stdin_w.release();
+    child.stdout_r.release();
+    child.stderr_r.release();
     asio::dispatch(state->strand, [state] { state->start_watching(); });
     return process(state);
 }
@@ -379,7 +431,17 @@ bool process::running() const noexcept
 asio::awaitable<exec_result> process::wait()
 {
     auto st = state_;
-    co_await st->async_wait_exit(asio::use_awaitable);
+    auto w = std::make_shared<detail::process_state::waiter>(co_await asio::this_coro::executor);
+    if (st->add_waiter(w)) {
+        boost::system::error_code ec;
+        co_await w->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        std::unique_lock lock(st->mutex);
+        if (!st->finished) {  // our caller was cancelled, not woken
+            lock.unlock();
+            st->remove_waiter(w);
+            throw boost::system::system_error(asio::error::operation_aborted, "process::wait");
+        }
+    }
     std::lock_guard lock(st->mutex);
     exec_result r = st->result;
     detail::tail_buffer copy = st->err_tail;

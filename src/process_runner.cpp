@@ -11,6 +11,7 @@
 
 #include <sandbox/detail/process_runner.hpp>
 #include <sandbox/detail/spawn.hpp>
+#include <sandbox/detail/spawn_service.hpp>
 #include <sandbox/detail/tail_buffer.hpp>
 #include <sandbox/errors.hpp>
 
@@ -19,6 +20,8 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution/context.hpp>
+#include <boost/asio/query.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
@@ -114,7 +117,7 @@ public:
     // pending: nothing may outlive it, so kill and reap here (SIGKILL makes the wait short).
     ~execution()
     {
-        if (pid_ > 0 && !reaped_) {
+        if (pid_ > 0 && !reaped_ && !abandoned_) {  // an abandoned one would block this for ever
             ::kill(-pid_, SIGKILL);
             ::kill(pid_, SIGKILL);
             int status = 0;
@@ -122,7 +125,7 @@ public:
             }
         }
         if (pid_ > 0 && !reaped_ && !plan_.cleanup_argv.empty()) run_blocking(plan_.cleanup_argv, cleanup_env_);
-        run_cleanup();
+        if (!abandoned_ || reaped_) run_cleanup();
     }
 
     // Called on the initiating thread, where the awaiting coroutine's slot may be touched.
@@ -141,36 +144,76 @@ private:
             return;
         }
         if (!plan_.cleanup_argv.empty()) cleanup_env_ = plan_.env;
-        spawn_request req{.argv = std::move(plan_.argv),
-                          .env = std::move(plan_.env),
-                          .cwd = std::move(plan_.cwd),
-                          .stdin_socket = stdin_ && !stdin_->empty(),
-                          .open_pidfd = limits_.timing.exit_watch_delay.count() <= 0};
+        auto req = std::make_shared<spawn_request>(spawn_request{
+            .argv = std::move(plan_.argv),
+            .env = std::move(plan_.env),
+            .cwd = std::move(plan_.cwd),
+            .stdin_socket = stdin_ && !stdin_->empty(),
+            .open_pidfd = limits_.timing.exit_watch_delay.count() <= 0});
+        if (plan_.spawn_from_stable_thread) {
+            auto& service = asio::use_service<spawn_service>(asio::query(strand_.get_inner_executor(),
+                                                                         asio::execution::context));
+            const bool queued = service.submit([self = shared_from_this(), req] {
+                auto child = std::make_shared<spawned_child>();
+                auto what = std::make_shared<std::string>();
+                const auto started = clock::now();
+                const auto ec = spawn_child(*req, *child, *what);
+                asio::post(self->strand_, [self, req, child, what, started, ec] {
+                    self->spawned(*req, ec, *child, *what, started);
+                });
+            });
+            if (queued) return;
+            start_failed(plan_.failure_prefix + ": the io_context is shutting down");
+            return;
+        }
         spawned_child child;
         std::string what;
-        start_time_ = clock::now();
-        if (auto ec = spawn_child(req, child, what)) {
-            start_failed(plan_.failure_prefix + ": " + describe_spawn_error(req, ec, what));
+        const auto started = clock::now();
+        const auto ec = spawn_child(*req, child, what);
+        spawned(*req, ec, child, what, started);
+    }
+
+    void spawned(const spawn_request& req, std::error_code spawn_ec, spawned_child& child, const std::string& what,
+                 clock::time_point started)
+    {
+        start_time_ = started;
+        if (spawn_ec) {
+            start_failed(plan_.failure_prefix + ": " + describe_spawn_error(req, spawn_ec, what));
             return;
         }
         pid_ = child.pid;
         machine_.emplace(limits_.timing, start_time_);
 
-        out_.d.assign(child.stdout_r.release());
-        err_.d.assign(child.stderr_r.release());
+        // Registering with the reactor can fail (ENOMEM, the epoll watch limit): then the
+        // child must not be left behind.
+        error_code ec;
+        if (out_.d.assign(child.stdout_r.get(), ec) || err_.d.assign(child.stderr_r.get(), ec) ||
+            (child.stdin_w && in_.assign(asio::local::stream_protocol(), child.stdin_w.get(), ec)) ||
+            (child.pidfd && pidfd_.assign(child.pidfd.get(), ec))) {
+            // The descriptors still belong to `child`, which closes them.
+            if (out_.d.is_open()) out_.d.release();
+            if (err_.d.is_open()) err_.d.release();
+            if (in_.is_open()) in_.release();
+            if (pidfd_.is_open()) pidfd_.release();
+            abandon_spawned(ec);
+            return;
+        }
+        child.stdout_r.release();
+        child.stderr_r.release();
+        child.stdin_w.release();
+        child.pidfd.release();
         wait_readable(stream_kind::out);
         wait_readable(stream_kind::err);
-        if (child.stdin_w) {
-            in_.assign(asio::local::stream_protocol(), child.stdin_w.release());
+        if (in_.is_open()) {
             asio::async_write(in_, asio::buffer(*stdin_),
                               [self = shared_from_this()](error_code, std::size_t) { self->close_stdin(); });
         }
-        if (child.pidfd) {
-            pidfd_.assign(child.pidfd.release());
+        if (pidfd_.is_open()) {
             wait_exit();
         } else if (machine_->watching()) {
             poll_exit();  // pidfd_open failed
         }
+        if (cancel_requested_) apply(machine_->on_cancel(clock::now()));  // arrived while spawning
         if (!finished_) arm_timer();
     }
     struct cancel_handler {
@@ -266,14 +309,19 @@ private:
     // Starts watching the main process's exit: a pidfd when possible, else polling.
     void watch_exit()
     {
-        if (exit_seen_ || finished_ || pidfd_.is_open() || poll_timer_) return;
+        if (exit_seen_ || (finished_ && !abandoned_) || pidfd_.is_open() || poll_timer_) return;
         // Still our unreaped child (nobody else reaps it), so the pid names it.
         const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
         if (fd < 0) {
             poll_exit();
             return;
         }
-        pidfd_.assign(fd);
+        error_code ec;
+        if (pidfd_.assign(fd, ec)) {
+            ::close(fd);
+            poll_exit();
+            return;
+        }
         wait_exit();  // a pidfd of a command that already ended is readable at once
     }
 
@@ -285,17 +333,26 @@ private:
         if (in_.is_open()) in_.close(ignored);
     }
 
-    bool exited_now() const
+    bool exited_now()
     {
         siginfo_t info{};
-        if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
-            return errno == ECHILD;  // reaped behind our back (SIGCHLD ignored): it is gone
+        if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+            // Reaped behind our back (the application ignores SIGCHLD): it is gone, and its
+            // pid and group id may already name someone else.
+            if (errno == ECHILD) auto_reaped_ = true;
+            return errno == ECHILD;
+        }
         return info.si_pid == pid_;
     }
 
     void wait_exit()
     {
         pidfd_.async_wait(descriptor::wait_read, [self = shared_from_this()](error_code ec) {
+            if (!ec && self->abandoned_ && !self->reaped_) {
+                if (self->exited_now()) self->reap_abandoned();
+                else self->wait_exit();
+                return;
+            }
             if (ec || self->finished_ || self->exit_seen_) return;
             // A wait may complete spuriously: with several threads, Asio's epoll reactor can
             // hand a stale event of a just-closed descriptor to the state it reuses for this
@@ -335,11 +392,11 @@ private:
 
     void on_cancel()
     {
-        if (!started_) {
+        if (finished_) return;
+        if (!machine_) {  // before or during the spawn: acted on once it is done
             cancel_requested_ = true;
             return;
         }
-        if (finished_ || !machine_) return;
         apply(machine_->on_cancel(clock::now()));
     }
 
@@ -376,13 +433,15 @@ private:
             err_.d.close(ignored);
         }
         if (a.reap) finish();
+        else if (a.abandon) give_up();
         else arm_timer();
     }
 
     void signal_group(int sig)
     {
         // The main process is either alive or an unreaped zombie, so its pid, which is also
-        // the group id, cannot have been reused.
+        // the group id, cannot have been reused (unless it was reaped behind our back).
+        if (auto_reaped_) return;
         ::kill(-pid_, sig);
         if (!exit_seen_ && pidfd_.is_open())  // in case it moved itself to another group
             ::syscall(SYS_pidfd_send_signal, pidfd_.native_handle(), sig, nullptr, 0);
@@ -443,6 +502,41 @@ private:
         complete(ep, std::move(result));
     }
 
+    // SIGKILL did not end the main process (it runs as another user: a setuid program on the
+    // host driver). Complete without it, and keep waiting to reap it whenever it ends.
+    void give_up()
+    {
+        abandoned_ = true;
+        finished_ = true;
+        timer_.cancel();
+        exec_result result;
+        result.truncated_out = out_.tail.truncated();
+        result.truncated_err = err_.tail.truncated();
+        result.out = out_.tail.take();
+        result.err = err_.tail.take();
+        result.exit_code = -1;
+        if (auto reason = machine_->timed_out()) {
+            result.timed_out = true;
+            result.timeout = reason;
+            result.exit_code = exit_codes::timeout;
+        }
+        result.duration = clock::now() - start_time_;
+        std::exception_ptr ep = callback_error_;
+        if (!ep && machine_->cancelled())
+            ep = std::make_exception_ptr(boost::system::system_error(asio::error::operation_aborted));
+        if (!pidfd_.is_open()) watch_exit();
+        complete(ep, std::move(result));
+    }
+
+    void reap_abandoned()
+    {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) reaped_ = true;
+        error_code ignored;
+        pidfd_.close(ignored);
+        run_cleanup();  // only now: the command may have used its work dir to the end
+    }
+
     // Runs plan_.cleanup_argv as an execution of its own, then `then`.
     template <typename Then>
     void run_cleanup_command(Then then)
@@ -455,6 +549,20 @@ private:
                       asio::bind_executor(strand_, [then = std::move(then)](std::exception_ptr, exec_result) mutable {
                           then();
                       }));
+    }
+
+    // The child started but cannot be watched: kill and reap it, then fail the execution.
+    void abandon_spawned(const error_code& ec)
+    {
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);
+        int status = 0;
+        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+        reaped_ = true;
+        finished_ = true;
+        run_cleanup();
+        complete(std::make_exception_ptr(boost::system::system_error(ec, plan_.failure_prefix)), {});
     }
 
     void start_failed(const std::string& message)
@@ -530,6 +638,8 @@ private:
     bool cancel_requested_ = false;
     bool exit_seen_ = false;
     bool reaped_ = false;
+    bool auto_reaped_ = false;
+    bool abandoned_ = false;
     bool finished_ = false;
 };
 

@@ -13,26 +13,34 @@ namespace {
 // Restores the saved environment and directory, runs the body in this same shell (so cd and
 // export stick), and saves both from an EXIT trap, which also runs after `exit N`. The body
 // arrives as an argument, never spliced into this text. State files are written 0600.
+// Restores the saved environment and directory, runs the body in this same shell (so cd and
+// export stick), and saves both: after the body, and from an EXIT trap so that `exit N`
+// saves too. Only shell builtins touch the state (a body may change PATH), their own errors
+// are silenced, and the body arrives as an argument, never spliced into this text. State
+// files are written 0600.
 constexpr const char* wrapper_script = R"sh(__sandbox_st=$1 __sandbox_restore=$2 __sandbox_dir=$3 __sandbox_body=$4
 set --
 if [ -f "$__sandbox_st/env" ]; then . "$__sandbox_st/env" 2>/dev/null; fi
 if [ -n "$__sandbox_dir" ]; then
     cd -- "$__sandbox_dir" || exit 1
 elif [ "$__sandbox_restore" = 1 ] && [ -f "$__sandbox_st/cwd" ]; then
-    cd -- "$(cat "$__sandbox_st/cwd")" 2>/dev/null
+    IFS= read -r __sandbox_cwd < "$__sandbox_st/cwd" 2>/dev/null && cd -- "$__sandbox_cwd" 2>/dev/null
+    unset __sandbox_cwd
 fi
 __sandbox_save() {
-    __sandbox_rc=$?
     (
         umask 077
-        pwd > "$__sandbox_st/cwd.new" && mv -f "$__sandbox_st/cwd.new" "$__sandbox_st/cwd"
+        pwd > "$__sandbox_st/cwd"
         if [ -n "${BASH_VERSION:-}" ]; then set -o posix; fi
-        export -p > "$__sandbox_st/env.new" && mv -f "$__sandbox_st/env.new" "$__sandbox_st/env"
-    )
-    exit $__sandbox_rc
+        export -p > "$__sandbox_st/env"
+    ) 2>/dev/null
 }
-trap __sandbox_save EXIT
+trap '__sandbox_rc=$?; __sandbox_save; exit $__sandbox_rc' EXIT
 eval "unset __sandbox_body; $__sandbox_body"
+__sandbox_rc=$?
+__sandbox_save
+trap - EXIT
+exit $__sandbox_rc
 )sh";
 
 std::string basename_of(const std::string& path)
@@ -44,11 +52,20 @@ std::string basename_of(const std::string& path)
 // Makes a directory owned by the user commands run as, so they can write their state.
 void make_private_dir(const std::filesystem::path& dir, uid_t uid, gid_t gid, bool chown_it)
 {
-    if (::mkdir(dir.c_str(), 0700) != 0 || ::chmod(dir.c_str(), 0700) != 0 ||
-        (chown_it && ::chown(dir.c_str(), uid, gid) != 0))
+    if (::mkdir(dir.c_str(), 0700) != 0)
         throw launch_error("Failed to start session: cannot create " + dir.string() + ": " +
                            std::error_code(errno, std::system_category()).message());
+    if (::chmod(dir.c_str(), 0700) != 0 || (chown_it && ::chown(dir.c_str(), uid, gid) != 0)) {
+        const int err = errno;
+        ::rmdir(dir.c_str());
+        throw launch_error("Failed to start session: cannot prepare " + dir.string() + ": " +
+                           std::error_code(err, std::system_category()).message());
+    }
 }
+
+// Where the state dir appears to commands of isolating drivers: a fixed place of its own,
+// so no user path can take its mount index.
+constexpr const char* state_mount = "/mnt/.sandbox-session";
 
 }  // namespace
 
@@ -64,23 +81,18 @@ session::session(execution_policy policy, driver d, driver_options options) : po
     make_private_dir(dir_, uid, gid, chown_it);
     try {
         make_private_dir(dir_ / "state", uid, gid, chown_it);
-        execution_policy inner_policy = policy_;
         if (isolating) {
             make_private_dir(dir_ / "work", uid, gid, chown_it);
             options.work_dir = dir_ / "work";
-            auto writable = policy_.writable_paths();
-            writable.push_back(dir_ / "state");
-            inner_policy = policy_.with_writable_paths(std::move(writable));
-            const auto state_real = std::filesystem::canonical(dir_ / "state").string();
-            for (const auto& m : mounts_for(inner_policy, d))
-                if (m.host == state_real) state_path_ = m.container;
-            if (state_path_.empty())
+            if (dir_.native().find(':') != std::string::npos)
                 throw launch_error("Failed to start session: the session directory " + dir_.string() +
                                    " cannot be mounted (its path holds ':')");
+            options.extra_mounts.push_back({(dir_ / "state").string(), state_mount, "rw"});
+            state_path_ = d == driver::firejail ? (dir_ / "state").string() : state_mount;
         } else {
             state_path_ = (dir_ / "state").string();
         }
-        inner_ = make_runner(std::move(inner_policy), d, std::move(options));
+        inner_ = make_runner(policy_, d, std::move(options));
     } catch (...) {
         close();
         throw;

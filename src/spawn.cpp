@@ -5,10 +5,13 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -71,14 +74,24 @@ std::error_code make_stdin_socket(unique_fd& child_end, unique_fd& parent_end)
 }
 
 // /dev/null, opened once: dup2 in the child is cheaper than an open by path while the
-// parent waits for the exec.
+// parent waits for the exec. Checked on every use: an application that closes descriptors
+// it does not know (daemonising) may have closed ours, and the number may name another
+// file by now.
 int dev_null()
 {
-    static const int fd = [] {
-        const int f = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-        return f < 0 ? f : above_stdio(f);
-    }();
-    return fd;
+    static std::atomic<int> cached{-1};
+    int fd = cached.load(std::memory_order_acquire);
+    struct stat st {};
+    if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) return fd;
+    const int fresh = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fresh < 0) return -1;
+    const int moved = above_stdio(fresh);
+    // Another thread may have raced us here: keep one, close ours if we lost.
+    if (!cached.compare_exchange_strong(fd, moved)) {
+        ::close(moved);
+        return fd;
+    }
+    return moved;
 }
 
 bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
@@ -115,7 +128,7 @@ std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::s
     file_actions fa;
     int rc = 0;
     if (req.stdin_socket) rc = posix_spawn_file_actions_adddup2(&fa.fa, in_r.get(), 0);
-    else if (dev_null() >= 0) rc = posix_spawn_file_actions_adddup2(&fa.fa, dev_null(), 0);
+    else if (const int null_fd = dev_null(); null_fd >= 0) rc = posix_spawn_file_actions_adddup2(&fa.fa, null_fd, 0);
     else rc = posix_spawn_file_actions_addopen(&fa.fa, 0, "/dev/null", O_RDONLY, 0);
     if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, out_w.get(), 1);
     if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, err_w.get(), 2);

@@ -4,7 +4,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sandbox/mount.hpp>
+
 #include <string>
+#include <vector>
 
 namespace sandbox {
 
@@ -28,6 +31,9 @@ struct driver_options {
     /// execution, instead of a fresh private one per execution. It is not removed
     /// afterwards; sessions use it to keep files between commands.
     std::filesystem::path work_dir;
+    /// Isolating drivers: more bind mounts, at the given places inside (firejail keeps the
+    /// host path), after the policy's readable and writable paths. Options "ro" or "rw".
+    std::vector<mount> extra_mounts;
 };
 
 }  // namespace sandbox

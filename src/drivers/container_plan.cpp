@@ -15,6 +15,8 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
         "--init",                 // a real PID 1: forwards SIGTERM, reaps orphans
         "--name", s.name,         // so a timeout can remove it: killing the client does not
     };
+    // Written once the container exists: tells an engine failure from a command's own 125.
+    if (!s.cid_file.empty()) a.insert(a.end(), {"--cidfile", s.cid_file});
     if (!policy.network_enabled()) a.push_back("--network=none");
     a.insert(a.end(), {"--pids-limit=" + std::to_string(options.pids_limit), "--memory", mem,
                        "--memory-swap", mem,  // no swap beyond the limit

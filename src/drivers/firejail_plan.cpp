@@ -5,32 +5,65 @@
 // capabilities, with no-new-privileges, seccomp and a read-only host.
 #include <sandbox/detail/driver_plans.hpp>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
 namespace sandbox::detail {
 
-const std::vector<std::string>& writable_host_mounts()
+namespace {
+
+// mountinfo writes space, tab, newline and backslash as octal escapes (\040 ...).
+std::string decode_mountinfo(const std::string& field)
 {
-    static const std::vector<std::string> mounts = [] {
-        std::vector<std::string> out;
-        std::ifstream mi("/proc/self/mountinfo");
-        for (std::string line; std::getline(mi, line);) {
-            std::istringstream in(line);
-            std::string id, parent, dev, root, point, options;
-            in >> id >> parent >> dev >> root >> point >> options;
-            if (point == "/" || options.compare(0, 2, "rw") != 0) continue;
-            // firejail builds its own /proc, /sys, /dev and /tmp, and owns /run/firejail.
-            bool skip = false;
-            for (const char* own : {"/proc", "/sys", "/dev", "/tmp", "/run/firejail"}) {
-                const std::string o = own;
-                if (point == o || point.compare(0, o.size() + 1, o + "/") == 0) skip = true;
-            }
-            if (!skip && point.find_first_of(" \\") == std::string::npos) out.push_back(point);
+    std::string out;
+    for (std::size_t i = 0; i < field.size(); ++i) {
+        if (field[i] == '\\' && i + 3 < field.size() &&
+            std::isdigit(static_cast<unsigned char>(field[i + 1])) && std::isdigit(static_cast<unsigned char>(field[i + 2])) &&
+            std::isdigit(static_cast<unsigned char>(field[i + 3]))) {
+            out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0'));
+            i += 3;
+        } else {
+            out += field[i];
         }
-        return out;
-    }();
-    return mounts;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string firejail_path_problem(const std::string& path)
+{
+    for (unsigned char c : path) {
+        const bool plain = std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+' ||
+                           c == '@' || c == '=' || c == '%';
+        if (!plain) {
+            std::string shown = c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : "\\x" + std::to_string(c);
+            return "it holds '" + shown + "', which firejail would expand or reject";
+        }
+    }
+    return {};
+}
+
+std::vector<std::string> writable_host_mounts()
+{
+    std::vector<std::string> out;
+    std::ifstream mi("/proc/self/mountinfo");
+    for (std::string line; std::getline(mi, line);) {
+        std::istringstream in(line);
+        std::string id, parent, dev, root, point, options;
+        in >> id >> parent >> dev >> root >> point >> options;
+        point = decode_mountinfo(point);
+        if (point == "/" || options.compare(0, 2, "rw") != 0) continue;
+        // firejail builds its own /proc, /sys, /dev and /tmp, and owns /run/firejail.
+        bool skip = false;
+        for (const char* own : {"/proc", "/sys", "/dev", "/tmp", "/run/firejail"}) {
+            const std::string o = own;
+            if (point == o || point.compare(0, o.size() + 1, o + "/") == 0) skip = true;
+        }
+        if (!skip) out.push_back(point);
+    }
+    return out;
 }
 
 std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_policy& policy,
@@ -44,7 +77,7 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
     if (!policy.network_enabled()) a.push_back("--net=none");
     a.insert(a.end(), {"--private=" + s.work_dir.string(), "--private-cwd", "--private-dev", "--private-tmp",
                        "--caps.drop=all", "--nonewprivs", "--seccomp", "--read-only=/"});
-    for (const auto& m : writable_host_mounts()) a.push_back("--read-only=" + m);
+    for (const auto& m : s.host_writable_mounts) a.push_back("--read-only=" + m);
     for (const auto& m : s.mounts) {
         a.push_back((m.read_only() ? "--read-only=" : "--read-write=") + m.host);
         if (m.host.rfind("/tmp/", 0) == 0) a.push_back("--whitelist=" + m.host);  // --private-tmp hides it

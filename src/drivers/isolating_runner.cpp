@@ -26,12 +26,19 @@ namespace {
 struct run_resources {
     std::filesystem::path work_dir;  // empty when the caller provided it
     std::optional<cgroup_limits> cgroup;
+    std::filesystem::path cid_file;  // docker and podman write the container id here
+    bool container_created = false;
 
     void release() noexcept
     {
         if (cgroup) cgroup->remove();
         if (!work_dir.empty()) remove_tree(work_dir);
         work_dir.clear();
+        if (!cid_file.empty()) {
+            container_created = ::access(cid_file.c_str(), F_OK) == 0;
+            ::unlink(cid_file.c_str());
+            cid_file.clear();
+        }
     }
     ~run_resources() { release(); }
 };
@@ -105,7 +112,7 @@ public:
         auto ex = co_await asio::this_coro::executor;
         exec_result r = co_await async_run_process(std::move(ex), std::move(plan), limits_for(policy_, options_),
                                                    std::move(stdin_data), std::move(on_output), asio::use_awaitable);
-        check_result(r);
+        check_result(r, *resources);
         co_return r;
     }
 
@@ -171,8 +178,35 @@ private:
         } else {
             s.work_dir = options_.work_dir;
         }
+        if (container() && (options_.image.empty() || options_.image.front() == '-'))
+            fail("image name \"" + options_.image + "\" is not valid");
+        if (container()) {
+            // Not beside the work dir: the base dir holds work dirs and nothing else.
+            std::error_code ec;
+            auto dir = std::filesystem::temp_directory_path(ec);
+            if (ec) dir = "/tmp";
+            s.cid_file = (dir / (s.name + ".cid")).string();
+            res.cid_file = s.cid_file;
+        }
         s.mounts = mounts_for(policy_, driver_);
+        for (auto m : options_.extra_mounts) {
+            if (m.host.find(':') != std::string::npos || m.container.find(':') != std::string::npos)
+                fail("mount " + m.host + " -> " + m.container + " holds ':'");
+            if (driver_ == driver::firejail) m.container = m.host;
+            s.mounts.push_back(std::move(m));
+        }
         s.env = sandbox_environment(policy_);
+        if (driver_ == driver::firejail) {
+            // Fail closed: a path firejail would glob could open more of the host than asked.
+            auto check = [&](const std::string& path, const char* what) {
+                if (auto why = firejail_path_problem(path); !why.empty())
+                    fail(std::string(what) + " " + path + " cannot be given to firejail: " + why);
+            };
+            check(s.work_dir.string(), "work dir");
+            for (const auto& m : s.mounts) check(m.host, m.read_only() ? "readable path" : "writable path");
+            s.host_writable_mounts = writable_host_mounts();
+            for (const auto& m : s.host_writable_mounts) check(m, "the writable host mount");
+        }
         if (!container()) {
             std::string why;
             if (auto cg = cgroup_limits::create(s.name, policy_.memory_limit_bytes(), options_.pids_limit, why)) {
@@ -209,6 +243,7 @@ private:
         }
         case driver::bubblewrap:
             plan.argv = bubblewrap_argv(s, policy_, argv);
+            plan.spawn_from_stable_thread = true;  // --die-with-parent watches the spawning thread
             plan.env = {"PATH=" + std::string(default_sandbox_path)};  // bwrap --clearenv's inside
             break;
         case driver::firejail:
@@ -221,15 +256,14 @@ private:
     }
 
     // Failures of the tool itself, told apart from the command's own exit codes.
-    void check_result(exec_result& r) const
+    void check_result(exec_result& r, const run_resources& res) const
     {
-        if (container() && r.exit_code == 125 && !r.timed_out) {
+        // 125 from the client is an engine failure only if no container was ever created:
+        // a command may exit 125 itself, and print anything.
+        if (container() && r.exit_code == 125 && !r.timed_out && !res.container_created) {
             if (r.err.find("Cannot connect to the Docker daemon") != std::string::npos)
                 fail("the Docker engine is not running (" + engine_error_line(r.err) + ")");
-            if (r.err.rfind("docker: ", 0) == 0 || r.err.rfind("Error: ", 0) == 0 ||
-                r.err.find("Unable to find image") != std::string::npos ||
-                r.err.find("Error response from daemon") != std::string::npos)
-                fail(engine_error_line(r.err));
+            fail(engine_error_line(r.err));
         }
         if (driver_ == driver::bubblewrap && r.exit_code == 1 && r.err.rfind("bwrap: ", 0) == 0) {
             // bwrap reports a command it cannot execute with 1; shells and the host driver say 127.

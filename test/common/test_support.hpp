@@ -37,8 +37,9 @@ inline std::vector<std::string> child_args(std::vector<std::string> args)
     return args;
 }
 
-/// Runs `make()`'s awaitable on `ctx` until it completes or `limit` passes (then fails the
-/// test instead of hanging) and returns its value, rethrowing its exception.
+/// Runs the awaitable on `ctx` until it completes (other work on the context, such as a
+/// long-lived process's background reads, does not hold it up) or `limit` passes (then
+/// fails the test instead of hanging) and returns its value, rethrowing its exception.
 template <typename T>
 T run_coro(asio::io_context& ctx, asio::awaitable<T> aw, std::chrono::steady_clock::duration limit = 60s)
 {
@@ -49,6 +50,7 @@ T run_coro(asio::io_context& ctx, asio::awaitable<T> aw, std::chrono::steady_clo
         error = e;
         if constexpr (sizeof...(v) == 1) value.emplace(std::move(v)...);
         done = true;
+        ctx.stop();
     });
     ctx.restart();
     ctx.run_for(limit);
@@ -64,6 +66,7 @@ inline void run_coro(asio::io_context& ctx, asio::awaitable<void> aw, std::chron
     asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e) {
         error = e;
         done = true;
+        ctx.stop();
     });
     ctx.restart();
     ctx.run_for(limit);

@@ -175,4 +175,30 @@ BOOST_AUTO_TEST_CASE(bubblewrap_reports_a_command_it_cannot_execute_as_127)
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 
+BOOST_DATA_TEST_CASE(a_command_exiting_125_with_an_error_message_is_a_result, data::make(container_drivers), d)
+{
+    // The container was created: 125 and "Error: ..." are the command's own, not the engine's.
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    const auto r = e.sh("echo 'Error: input.csv line 3 is malformed' >&2; exit 125");
+    BOOST_TEST(r.exit_code == 125, describe(r));
+    BOOST_TEST(r.err == "Error: input.csv line 3 is malformed\n");
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_CASE(firejail_refuses_paths_it_would_expand)
+{
+    // firejail globs its path options: "d*" would also open "dsecret" for writing.
+    SANDBOX_REQUIRE_DRIVER(driver::firejail);
+    driver_env e(driver::firejail);
+    const auto literal = e.base.sub("d*");
+    const auto secret = e.base.sub("dsecret");
+    e.policy = e.policy.with_writable_paths({literal});
+    const auto what = launch_error_of(e);
+    BOOST_TEST(what.rfind("Failed to start firejail: writable path " + literal.string(), 0) == 0u, what);
+    BOOST_TEST(what.find("'*'") != std::string::npos, what);
+    BOOST_TEST(std::filesystem::is_empty(secret));
+    BOOST_TEST(e.leftovers() == (std::vector<std::string>{"d*", "dsecret"}), join(e.leftovers()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -335,7 +335,9 @@ BOOST_AUTO_TEST_CASE(firejail_network_flag_follows_the_policy)
 
 BOOST_AUTO_TEST_CASE(firejail_paths_keep_host_paths_and_tmp_ones_are_whitelisted)
 {
-    const auto a = detail::firejail_argv(firejail_setup(), no_net, user_argv);
+    auto s = firejail_setup();
+    s.host_writable_mounts = {"/run/netns", "/var/lib/docker"};
+    const auto a = detail::firejail_argv(s, no_net, user_argv);
     BOOST_TEST_INFO(join(a));
     const auto rw = find_seq(a, {"--read-write=/tmp/w"});
     BOOST_REQUIRE(rw != std::string::npos);
@@ -350,7 +352,16 @@ BOOST_AUTO_TEST_CASE(firejail_paths_keep_host_paths_and_tmp_ones_are_whitelisted
     BOOST_TEST(!has_prefix_arg(a, "--bind"));
     // Writable paths are opened after the host was made read-only, so they win.
     BOOST_TEST(find_seq(a, {"--read-only=/"}) < rw);
-    for (const auto& m : detail::writable_host_mounts()) BOOST_TEST(find_seq(a, {"--read-only=" + m}) < rw, m);
+    for (const auto& m : s.host_writable_mounts) BOOST_TEST(find_seq(a, {"--read-only=" + m}) < rw, m);
+}
+
+BOOST_AUTO_TEST_CASE(firejail_is_given_plain_paths_only)
+{
+    BOOST_TEST(detail::firejail_path_problem("/tmp/sandbox-0a1b/work_dir-1.2+x@y=z%").empty());
+    for (const char* bad : {"/tmp/d*", "/tmp/a?", "/tmp/[ab]", "/tmp/{a,b}", "/tmp/${HOME}", "/tmp/a b", "/tmp/a,b",
+                            "/tmp/a\"b", "/tmp/a'b", "/tmp/a\\b", "/tmp/a\nb", "/tmp/~x"})
+        BOOST_TEST(!detail::firejail_path_problem(bad).empty(), bad);
+    BOOST_TEST(detail::firejail_path_problem("/tmp/d*").find("'*'") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(firejail_limits_prefix_and_rlimit)

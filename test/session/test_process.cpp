@@ -3,6 +3,8 @@
 // wait() memoised, kill() idempotent over the whole tree, and destruction killing.
 #include "driver_availability.hpp"
 
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
@@ -152,6 +154,45 @@ BOOST_AUTO_TEST_CASE(wait_gives_the_same_result_to_every_caller)
     }
     const auto later = run_coro(f.ctx, p.wait());
     BOOST_TEST((later == results.front()));
+}
+
+BOOST_AUTO_TEST_CASE(wait_can_be_cancelled)
+{
+    using namespace asio::experimental::awaitable_operators;
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    auto p = f.start(*r, {"sleep", "30"});
+    const auto start = std::chrono::steady_clock::now();
+    auto winner = run_coro(f.ctx, [&]() -> asio::awaitable<std::size_t> {
+        asio::steady_timer t(co_await asio::this_coro::executor, 200ms);
+        auto v = co_await (p.wait() || t.async_wait(asio::use_awaitable));
+        co_return v.index();
+    }());
+    BOOST_TEST(winner == 1u);
+    BOOST_TEST((std::chrono::steady_clock::now() - start < 2s));
+    BOOST_TEST(p.running());
+    p.kill();
+    BOOST_TEST(run_coro(f.ctx, p.wait()).term_signal == SIGKILL);
+}
+
+BOOST_AUTO_TEST_CASE(destroying_the_io_context_during_a_wait_ends_the_process)
+{
+    const auto marker = unique_sleep();
+    auto r = make_runner(execution_policy::defaults(), driver::host);
+    {
+        asio::io_context ctx;
+        asio::co_spawn(
+            ctx,
+            [&]() -> asio::awaitable<void> {
+                std::vector<std::string> argv{"sleep", marker};
+                auto p = r->start(co_await asio::this_coro::executor, std::move(argv));
+                co_await p.wait();
+            },
+            asio::detached);
+        ctx.run_for(300ms);
+    }  // the coroutine, and the process it owns, go with the context
+    BOOST_TEST(gone("sleep " + marker));
+    BOOST_TEST(!has_children());
 }
 
 BOOST_AUTO_TEST_CASE(stdout_reads_to_eof_and_leftovers_are_killed)

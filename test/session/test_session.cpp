@@ -169,6 +169,36 @@ BOOST_DATA_TEST_CASE_F(session_fixture, state_is_private_and_removed_on_close, b
     BOOST_TEST(!std::filesystem::exists(other));
 }
 
+BOOST_DATA_TEST_CASE_F(session_fixture, a_writable_path_appearing_later_does_not_move_the_state,
+                       bdata::make(session_drivers), d)
+{
+    // Mount indices count existing paths only: the session's own state must not take one.
+    if (!require_driver(d)) return;
+    const auto later = base.path / "later";
+    auto p = policy().with_writable_paths({later});
+    session s(p, d, test_options());
+    out(s, "export A=1; mkdir -p sub && cd sub");
+    std::filesystem::create_directory(later);
+    ::chmod(later.c_str(), 0777);
+    BOOST_TEST(out(s, "echo \"$A\"") == "1");
+    BOOST_TEST(ends_with(out(s, "pwd"), "/sub"));
+    BOOST_TEST(std::filesystem::is_empty(later));
+}
+
+BOOST_AUTO_TEST_CASE(state_survives_a_changed_path_and_a_user_exit_trap)
+{
+    session_fixture f;
+    auto s = f.open(driver::host);
+    auto r = f.sh(*s, "export KEEP=1; mkdir -p deeper && cd deeper; export PATH=/nonexistent");
+    BOOST_TEST(r.exit_code == 0);
+    BOOST_TEST(r.err.empty(), r.err);
+    BOOST_TEST(f.out(*s, "echo \"$KEEP\"; export PATH=/usr/bin:/bin") == "1");
+    BOOST_TEST(ends_with(f.out(*s, "pwd"), "/deeper"));
+    f.out(*s, "export TRAPPED=yes; trap 'true' EXIT; cd ..");
+    BOOST_TEST(f.out(*s, "echo \"$TRAPPED\"") == "yes");
+    BOOST_TEST(!ends_with(f.out(*s, "pwd"), "/deeper"));
+}
+
 BOOST_AUTO_TEST_CASE(bash_sessions_share_state_with_sh)
 {
     session_fixture f;

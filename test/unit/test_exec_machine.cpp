@@ -103,7 +103,8 @@ BOOST_AUTO_TEST_CASE(wall_deadline_sends_sigterm_and_closes_stdin_then_sigkill_a
 
     BOOST_TEST(m.on_deadline(t0 + 5250ms) == kill_actions);
     BOOST_TEST(m.phase() == exec_phase::killed);
-    BOOST_TEST(ms_since_start(m.next_deadline()) == -1);
+    // Waits for the main process to die, but not for ever (give_up, 5 s by default).
+    BOOST_TEST(ms_since_start(m.next_deadline()) == 10250);
     BOOST_TEST(m.on_deadline(t0 + 10s) == nothing);
 
     // The main process dies: leftovers killed, drain, reap.
@@ -282,7 +283,7 @@ BOOST_AUTO_TEST_CASE(cancel_twice_sends_sigkill)
     BOOST_TEST(m.on_cancel(t0 + 1s) == term_actions);
     BOOST_TEST(m.on_cancel(t0 + 1100ms) == kill_actions);
     BOOST_TEST(m.phase() == exec_phase::killed);
-    BOOST_TEST(ms_since_start(m.next_deadline()) == -1);
+    BOOST_TEST(ms_since_start(m.next_deadline()) == 6100);
 }
 
 BOOST_AUTO_TEST_CASE(cancel_during_a_timeout_grace_sends_sigkill)
@@ -293,7 +294,23 @@ BOOST_AUTO_TEST_CASE(cancel_during_a_timeout_grace_sends_sigkill)
     BOOST_TEST(m.cancelled());
     BOOST_TEST(m.phase() == exec_phase::killed);
     BOOST_TEST(reason(m) == "wall");
-    BOOST_TEST(ms_since_start(m.next_deadline()) == -1);
+    BOOST_TEST(ms_since_start(m.next_deadline()) == 6100);
+}
+
+BOOST_AUTO_TEST_CASE(a_process_sigkill_cannot_end_is_given_up_on)
+{
+    auto t = timing(1s);
+    t.kill_grace = 100ms;
+    t.give_up = 2s;
+    exec_machine m(t, t0);
+    BOOST_TEST(m.on_deadline(t0 + 1s) == term_actions);
+    BOOST_TEST(m.on_deadline(t0 + 1100ms) == kill_actions);
+    BOOST_TEST(ms_since_start(m.next_deadline()) == 3100);
+    BOOST_TEST(m.on_deadline(t0 + 3000ms) == nothing);
+    BOOST_TEST(m.on_deadline(t0 + 3100ms) == (exec_actions{.stop_reading = true, .abandon = true}));
+    BOOST_TEST(m.phase() == exec_phase::done);
+    BOOST_TEST(reason(m) == "wall");
+    BOOST_TEST(m.on_exit(t0 + 4s) == nothing);
 }
 
 BOOST_AUTO_TEST_CASE(cancel_while_draining_stops_reading_and_reaps)

@@ -31,6 +31,8 @@ struct sandbox_setup {
     std::uint64_t rlimit_as = 0;            ///< no cgroups: per-process address-space limit
     std::string setpriv = "setpriv";        ///< util-linux tools, absolute paths when found
     std::string prlimit = "prlimit";
+    std::vector<std::string> host_writable_mounts;  ///< firejail: made read-only one by one
+    std::string cid_file;                           ///< docker and podman: --cidfile
 };
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
@@ -44,9 +46,15 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
 std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_policy& policy,
                                        const std::vector<std::string>& argv);
 
-/// Mount points of the host that are writable (from /proc/self/mountinfo), which firejail
-/// must make read-only one by one: its --read-only=/ does not cover separate mounts.
-const std::vector<std::string>& writable_host_mounts();
+/// Mount points of the host that are writable (read now from /proc/self/mountinfo, escapes
+/// decoded), which firejail must make read-only one by one: its --read-only=/ does not
+/// cover separate mounts.
+std::vector<std::string> writable_host_mounts();
+
+/// Empty when firejail takes `path` literally; else what is wrong with it. firejail expands
+/// globs and macros in path options and rejects some characters, so only a plain set of
+/// characters is let through.
+std::string firejail_path_problem(const std::string& path);
 
 }  // namespace sandbox::detail
 

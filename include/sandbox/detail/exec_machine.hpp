@@ -22,12 +22,15 @@ struct exec_timing {
     /// commands are seen to end by their outputs closing first, and never need one (each
     /// pidfd costs a descriptor, which every later spawn then copies). 0: watch from the start.
     std::chrono::nanoseconds exit_watch_delay{0};
+    /// After SIGKILL, how long to wait for the main process: one that cannot be killed (a
+    /// setuid program on the host driver) must not hold the result back for ever.
+    std::chrono::nanoseconds give_up{std::chrono::seconds(5)};
 };
 
 enum class exec_phase {
     running,      ///< the command runs; wall and idle clocks armed
     terminating,  ///< SIGTERM sent to the group; waiting for the main process or the grace
-    killed,       ///< SIGKILL sent; waiting for the main process to die
+    killed,       ///< SIGKILL sent; waiting for the main process to die, until give_up
     draining,     ///< main process ended, leftovers killed; reading what the pipes still hold
     done,         ///< reap and complete
 };
@@ -41,6 +44,7 @@ struct exec_actions {
     bool close_stdin = false;   ///< stop feeding stdin
     bool stop_reading = false;  ///< close the output pipes even if a writer still holds them
     bool reap = false;          ///< reap the main process and complete
+    bool abandon = false;       ///< complete without the main process, which would not die
 
     friend bool operator==(const exec_actions&, const exec_actions&) = default;
 };

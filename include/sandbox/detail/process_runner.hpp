@@ -31,6 +31,9 @@ struct launch_plan {
     /// true: a start failure completes with launch_error; false: with a 127 result whose
     /// stderr holds the message (the host driver's contract).
     bool throw_on_start_failure = false;
+    /// Spawn from a thread that lives as long as the io_context (see spawn_service), for
+    /// launchers that die with the thread that started them (bwrap --die-with-parent).
+    bool spawn_from_stable_thread = false;
     /// Run after the reap, and awaited, when the execution was ended by a timeout, a
     /// cancellation or a failing callback: for engines whose client does not stop what it
     /// launched when it is killed (`docker rm -f <name>`).
