@@ -1,28 +1,41 @@
 // SPDX-License-Identifier: BSL-1.0
 //
 // One io_context on one thread, a fixed number of worker coroutines (-j) that each take the
-// next line from the input, run it and write its result line before taking another. So the
-// cost per job is flat however long the input: nothing is kept for a finished job, the input
-// is read a line at a time, and at most -j results (their output tails bounded by the caps)
-// are in memory. No process is started besides the commands themselves.
+// next line from the input, run it and hand its result line to the result_writer before
+// taking another. The writer's own thread writes the lines in that order (completion order),
+// each as soon as the reader takes it, so a slow reader never holds up the io thread, the
+// running jobs or their timeouts. So the cost per job is flat however long the input:
+// nothing is kept for a finished job, the input is read a line at a time, and the results in
+// memory are bounded: while the lines waiting to be written reach max_pending_bytes, no
+// worker starts another job (back-pressure), so at most that much plus -j results (their
+// output tails bounded by the caps) are held. No process is started besides the commands
+// themselves.
 //
 // Stopping (SIGINT, SIGTERM, SIGHUP, or the results can no longer be written): each worker
 // was spawned with its own cancellation signal; emitting them cancels the running
 // executions, which kill and reap their process trees before they complete. Since workers
-// take lines in order, what was not run is every line from the first one not taken.
+// take lines in order, what was not run is every line from the first one not taken. Once
+// every worker is done, the run lasts until the writer has written everything; a signal then
+// (the first, or one after the jobs were stopped) drops what the reader has not taken yet.
 #include "batch.hpp"
 
 #include "io.hpp"
 #include "job.hpp"
 #include "line_source.hpp"
 #include "progress.hpp"
+#include "result_writer.hpp"
 #include "signals.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <fcntl.h>
@@ -32,6 +45,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 namespace sandbox::cli {
@@ -39,6 +53,9 @@ namespace sandbox::cli {
 namespace {
 
 using clock = std::chrono::steady_clock;
+
+// Result bytes waiting for the reader before the workers stop starting jobs.
+constexpr std::size_t max_pending_bytes = 1 << 20;
 
 void say_line(const std::string& s) noexcept
 {
@@ -55,7 +72,8 @@ public:
     batch_run(const options& o, const execution_policy& policy, int in_fd, bool own_in, int out_fd)
         : policy_(policy),
           source_(ctx_.get_executor(), in_fd, own_in, o.max_line),
-          out_fd_(out_fd),
+          writer_(out_fd, max_pending_bytes, [this] { asio::post(ctx_, [this] { writer_changed(); }); }),
+          room_(ctx_),
           workers_(o.jobs.value_or(default_jobs())),
           cancel_(std::make_unique<asio::cancellation_signal[]>(workers_)),
           max_line_(o.max_line)
@@ -64,6 +82,7 @@ public:
         driver_ = o.driver;
         base_runner_ = make_runner(policy_, driver_, driver_options_);
         show_progress_ = o.progress.value_or(is_terminal(STDERR_FILENO));
+        room_.expires_at(asio::steady_timer::time_point::max());
     }
 
     int run()
@@ -75,10 +94,18 @@ public:
             progress.emplace(ctx_.get_executor(), counts_, source_.count_all(), start);
             progress->start();
         }
-        stop_signals signals(ctx_, [this](int sig) {
-            stop_signal_ = sig;
-            stop();
-        });
+        // Keeps the run going after the workers, until the writer is done.
+        writing_.emplace(ctx_.get_executor());
+        signals_.emplace(
+            ctx_,
+            [this](int sig) {
+                stop_signal_ = sig;
+                if (workers_done_) writer_.abort();  // only the results are left: drop them
+                else stop();
+            },
+            [this](int) {  // once the jobs are stopped, a later signal drops the results left
+                if (workers_done_) writer_.abort();
+            });
 
         unsigned active = workers_;
         for (unsigned i = 0; i < workers_; ++i) {
@@ -87,7 +114,9 @@ public:
                                if (e) record_internal_error(e);
                                if (--active == 0) {
                                    if (progress) progress->stop();
-                                   signals.close();
+                                   workers_done_ = true;
+                                   writer_.close();
+                                   finish_if_done();
                                }
                            }));
         }
@@ -107,6 +136,10 @@ public:
         std::string stopped_by;
         if (stop_signal_) stopped_by = "interrupted by " + signal_name(stop_signal_);
         else if (output_errno_) stopped_by = "stopped: cannot write the results (" + std::string(std::strerror(output_errno_)) + ")";
+        if (const auto lost = writer_.dropped(); lost > 0) {
+            if (!stopped_by.empty()) stopped_by += "; ";
+            stopped_by += std::to_string(lost) + (lost == 1 ? " result" : " results") + " not written";
+        }
         if (!internal_error_.empty()) say("internal error: " + internal_error_);
         if (!source_.read_error().empty()) say("error reading the jobs: " + source_.read_error());
         say_line(format_summary(counts_, not_run, elapsed, stopped_by));
@@ -131,6 +164,9 @@ private:
         // finishes the job it has (its result says "cancelled") and then returns.
         co_await asio::this_coro::throw_if_cancelled(false);
         while (!stopping_) {
+            // Back-pressure: while the reader is behind, start nothing new.
+            while (!stopping_ && writer_.full()) co_await room_.async_wait(asio::as_tuple(asio::use_awaitable));
+            if (stopping_) break;
             auto line = co_await source_.next();
             if (!line) break;
             if (stopping_) {  // taken while stopping: not run
@@ -146,7 +182,7 @@ private:
     asio::awaitable<void> run_line(line_source::line line)
     {
         if (line.too_long) {
-            ++counts_.errors;
+            count_outcome(counts_, job_outcome::error);
             emit(error_line(static_cast<std::uint64_t>(line.number), line.number,
                             "the line is longer than --max-line (" + std::to_string(max_line()) + " bytes)"));
             co_return;
@@ -154,7 +190,7 @@ private:
         job j = parse_job(line.text, line.number, policy_);
         line.text = std::string();  // the line is not needed while the job runs
         if (!j.error.empty()) {
-            ++counts_.errors;
+            count_outcome(counts_, job_outcome::error);
             emit(error_line(j.id, line.number, j.error));
             co_return;
         }
@@ -166,30 +202,39 @@ private:
             runner = own.get();
         }
 
+        // Counted as running until its outcome is counted, once, whatever throws below.
+        running_job tally(counts_);
+        std::optional<exec_result> result;
         std::string error;
-        ++counts_.running;
+        job_outcome outcome = job_outcome::error;
         try {
-            auto r = co_await runner->execute(std::move(j.argv), std::move(j.stdin_data));
-            --counts_.running;
-            if (r.success()) ++counts_.succeeded;
-            else if (r.timed_out) ++counts_.timed_out;
-            else ++counts_.failed;
-            emit(result_line(j.id, line.number, std::move(r)));
-            co_return;
+            result = co_await runner->execute(std::move(j.argv), std::move(j.stdin_data));
+            outcome = result->success() ? job_outcome::succeeded
+                      : result->timed_out ? job_outcome::timed_out
+                                          : job_outcome::failed;
         } catch (const boost::system::system_error& e) {
             if (e.code() == asio::error::operation_aborted && stopping_) {
-                --counts_.running;
-                ++counts_.cancelled;
-                emit(error_line(j.id, line.number, "cancelled: " + stop_reason()));
-                co_return;
+                outcome = job_outcome::cancelled;
+                error = "cancelled: " + stop_reason();
+            } else {
+                error = e.what();
             }
-            error = e.what();
         } catch (const std::exception& e) {  // launch_error and anything else: this job only
             error = e.what();
         }
-        --counts_.running;
-        ++counts_.errors;
-        emit(error_line(j.id, line.number, error));
+
+        std::string out;
+        if (result) {
+            try {
+                out = result_line(j.id, line.number, std::move(*result));
+            } catch (const std::exception& e) {  // the job ran, but its result cannot be told
+                outcome = job_outcome::error;
+                error = std::string("cannot make the result line: ") + e.what();
+            }
+        }
+        if (out.empty()) out = error_line(j.id, line.number, error);
+        tally.finish(outcome);
+        emit(std::move(out));
     }
 
     std::size_t max_line() const noexcept { return max_line_; }
@@ -200,15 +245,26 @@ private:
         return "sandbox-run stopped";
     }
 
-    void emit(const std::string& line)
+    // Never waits: the writer's thread writes the line.
+    void emit(std::string line) { writer_.push(std::move(line)); }
+
+    // On the io thread, after the writer's thread said something changed.
+    void writer_changed()
     {
-        if (output_errno_) return;  // the results go nowhere any more
-        try {
-            write_all(out_fd_, line);
-        } catch (const write_error& e) {
-            output_errno_ = e.error;
+        if (const int e = writer_.error(); e && !output_errno_) {  // the results go nowhere any more
+            output_errno_ = e;
             stop();
         }
+        room_.cancel();  // the workers waiting for room look again
+        finish_if_done();
+    }
+
+    // Everything is done once the workers are and the writer has written (or dropped) the rest.
+    void finish_if_done()
+    {
+        if (!workers_done_ || !writing_ || !writer_.finished()) return;
+        writing_.reset();
+        signals_->close();
     }
 
     void stop()
@@ -216,6 +272,8 @@ private:
         if (stopping_) return;
         stopping_ = true;
         source_.cancel();
+        room_.cancel();
+        if (workers_done_) return;  // (the writer failed while draining): no job left to cancel
         for (unsigned i = 0; i < workers_; ++i) cancel_[i].emit(asio::cancellation_type::terminal);
     }
 
@@ -232,10 +290,12 @@ private:
     }
 
 
+    batch_counts counts_;  // before ctx_: a job's coroutine frame counts it when destroyed
     asio::io_context ctx_{1};
     execution_policy policy_;
     line_source source_;
-    int out_fd_;
+    result_writer writer_;      // after ctx_: its thread posts to ctx_, and is joined first
+    asio::steady_timer room_;   // wakes the workers waiting for room in the writer
     unsigned workers_;
     std::unique_ptr<asio::cancellation_signal[]> cancel_;
     std::size_t max_line_ = 0;
@@ -244,7 +304,10 @@ private:
     std::unique_ptr<command_runner> base_runner_;
     bool show_progress_ = false;
 
-    batch_counts counts_;
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> writing_;
+    std::optional<stop_signals> signals_;
+    bool workers_done_ = false;
+
     bool stopping_ = false;
     int stop_signal_ = 0;
     int output_errno_ = 0;

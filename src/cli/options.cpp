@@ -402,13 +402,15 @@ Batch:
                            show or hide the progress line on stderr (default: shown when
                            stderr is a terminal)
   --max-line SIZE          longest input line accepted (default 64M)
-  One result line is written (and flushed) as each job ends:
+  One result line is written (and flushed) as each job ends, in the order they end:
     {"id": ..., "line": N, "stdout": ..., "exit_code": ..., ...}  (the keys of --json)
     {"id": ..., "line": N, "error": "what is wrong"}   for a line that could not run
-  Blank lines are skipped. At the end a summary goes to stderr: jobs, succeeded, failed,
-  timed out, errors, cancelled, not run, wall time, jobs/s. Ctrl-C (or SIGTERM) starts
-  no more jobs, cancels the running ones (their results say "cancelled") and reports
-  the lines that were not run.
+  A slow reader of the results never holds up the running jobs; while 1M of results
+  wait for it, no new job starts. Blank lines are skipped. At the end a summary goes to
+  stderr: jobs, succeeded, failed, timed out, errors, cancelled, not run, wall time,
+  jobs/s. Ctrl-C (or SIGTERM) starts no more jobs, cancels the running ones (their
+  results say "cancelled") and reports the lines that were not run; the results are
+  still written, unless Ctrl-C comes again once no job is running.
 
 Other:
   -h, --help               show this help and exit

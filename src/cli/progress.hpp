@@ -25,6 +25,45 @@ struct batch_counts {
     std::uint64_t failures() const noexcept { return failed + timed_out + errors + cancelled; }
 };
 
+/// How a job ended, for the counters.
+enum class job_outcome { succeeded, failed, timed_out, error, cancelled };
+
+/// Counts one finished job (one that never ran: running is not touched).
+inline void count_outcome(batch_counts& c, job_outcome o) noexcept
+{
+    switch (o) {
+    case job_outcome::succeeded: ++c.succeeded; break;
+    case job_outcome::failed: ++c.failed; break;
+    case job_outcome::timed_out: ++c.timed_out; break;
+    case job_outcome::error: ++c.errors; break;
+    case job_outcome::cancelled: ++c.cancelled; break;
+    }
+}
+
+/// A running job's place in the counters: it counts as running from construction until
+/// finish() counts its outcome instead. A job that is never finished (an exception, or its
+/// coroutine destroyed) counts as an error when this goes. Whatever throws where, each job is
+/// counted exactly once and `running` comes back down exactly once.
+class running_job {
+public:
+    explicit running_job(batch_counts& c) noexcept : counts_(&c) { ++c.running; }
+    ~running_job() { finish(job_outcome::error); }
+    running_job(const running_job&) = delete;
+    running_job& operator=(const running_job&) = delete;
+
+    /// Counts the outcome; only the first call counts.
+    void finish(job_outcome o) noexcept
+    {
+        if (!counts_) return;
+        --counts_->running;
+        count_outcome(*counts_, o);
+        counts_ = nullptr;
+    }
+
+private:
+    batch_counts* counts_;
+};
+
 /// Redraws one `\r` line on stderr at most ten times a second while a batch runs.
 class progress_display {
 public:

@@ -6,8 +6,9 @@
 
 namespace sandbox::cli {
 
-stop_signals::stop_signals(boost::asio::io_context& ctx, std::function<void(int)> on_stop)
-    : set_(ctx, SIGINT, SIGTERM, SIGHUP), on_stop_(std::move(on_stop))
+stop_signals::stop_signals(boost::asio::io_context& ctx, std::function<void(int)> on_stop,
+                           std::function<void(int)> on_later)
+    : set_(ctx, SIGINT, SIGTERM, SIGHUP), on_stop_(std::move(on_stop)), on_later_(std::move(on_later))
 {
     wait();
 }
@@ -19,6 +20,8 @@ void stop_signals::wait()
         if (received_ == 0) {
             received_ = sig;
             if (on_stop_) on_stop_(sig);
+        } else if (on_later_) {
+            on_later_(sig);
         }
         wait();
     });

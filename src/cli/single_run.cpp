@@ -26,18 +26,20 @@ namespace {
 // The host driver reports every failure to start as 127 with stderr "Failed to start host
 // process: ...". Shells say 126 when the command exists but cannot be executed (no execute
 // permission, a directory, a bad binary), and 127 only when it is not found: tell them apart
-// the way a shell does, by looking the name up on PATH.
-bool command_exists(const std::string& name)
+// the way a shell does, by looking the name up on PATH. The command runs in the policy's
+// base_dir, not in our working directory, so a name with a slash, and a relative PATH entry
+// (an empty one is "."), mean a path from there.
+bool command_exists(const std::string& name, const std::filesystem::path& base_dir)
 {
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (name.find('/') != std::string::npos) return fs::exists(name, ec);
+    if (name.find('/') != std::string::npos) return fs::exists(base_dir / name, ec);  // (an absolute name wins)
     const char* path = std::getenv("PATH");
     std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
     while (true) {
         const auto colon = dirs.find(':');
         const auto dir = dirs.substr(0, colon);
-        if (fs::exists(fs::path(dir.empty() ? "." : dir) / name, ec)) return true;
+        if (fs::exists(base_dir / fs::path(dir.empty() ? "." : dir) / name, ec)) return true;
         if (colon == std::string_view::npos) return false;
         dirs.remove_prefix(colon + 1);
     }
@@ -50,7 +52,7 @@ int start_failure_status(const options& o, const execution_policy& policy, const
         return r.exit_code;
     std::error_code ec;
     if (!std::filesystem::is_directory(policy.base_dir(), ec)) return exit_status::sandbox_failed;
-    return command_exists(o.command.front()) ? exit_status::cannot_execute : r.exit_code;
+    return command_exists(o.command.front(), policy.base_dir()) ? exit_status::cannot_execute : r.exit_code;
 }
 
 void say(const std::string& line) noexcept

@@ -38,6 +38,7 @@ struct cli_options {
     std::optional<std::string> input;      ///< the tool's stdin
     env_list env;                          ///< the tool's environment
     output_callback on_output;             ///< sees the tool's output as it comes
+    std::optional<std::filesystem::path> cwd;  ///< the tool's working directory (else the policy's default)
     std::chrono::milliseconds timeout = 120s;
 };
 
@@ -55,7 +56,9 @@ inline execution_policy tool_policy(env_list env = {})
 
 inline cli_result run_cli(std::vector<std::string> args, cli_options o = {})
 {
-    auto runner = make_runner(tool_policy(o.env).with_timeout(o.timeout), driver::host);
+    auto policy = tool_policy(o.env).with_timeout(o.timeout);
+    if (o.cwd) policy = policy.with_base_dir(*o.cwd);
+    auto runner = make_runner(policy, driver::host);
     args.insert(args.begin(), tool());
     auto r = run_sync(*runner, std::move(args), std::move(o.input), std::move(o.on_output));
     return {r.exit_code, r.out, r.err, std::chrono::duration<double>(r.duration).count(), r};
@@ -133,15 +136,24 @@ inline std::string job(const std::vector<std::string>& argv, const std::string& 
     return s;
 }
 
-/// Waits (polling) until `pred` holds or `limit` passes.
+/// Waits (polling) until `pred` holds or `limit` passes. A `pred` that throws has not held
+/// yet: the predicates read /proc, where a process that exits while its cmdline is being read
+/// makes the read fail (ESRCH), and that says nothing about what is waited for.
 inline bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit = 20s)
 {
+    auto holds = [&] {
+        try {
+            return pred();
+        } catch (const std::exception&) {
+            return false;
+        }
+    };
     const auto end = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < end) {
-        if (pred()) return true;
+        if (holds()) return true;
         std::this_thread::sleep_for(20ms);
     }
-    return pred();
+    return holds();
 }
 
 /// Pids of sandbox-run processes (argv[0] is the tool) whose command line holds `token`.

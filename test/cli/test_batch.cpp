@@ -468,6 +468,85 @@ BOOST_AUTO_TEST_CASE(sigint_while_jobs_still_come_from_a_pipe)
     BOOST_TEST(eventually([&] { return processes_matching("sleep " + marker).empty(); }, 5s));
 }
 
+BOOST_AUTO_TEST_CASE(a_slow_reader_of_the_results_does_not_hold_up_the_running_jobs)
+{
+    // A big result goes to a reader that takes nothing for 4 s; meanwhile the other job's 1 s
+    // timeout must still end it after 1 s, not when the reader gets going.
+    write_jobs({job({"sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x"}, R"("id":"big")"),
+                job({"sleep", "10"}, R"("id":"slow","policy":{"timeout_seconds":1})")});
+    auto r = run_cli({"sh", "-c", tool() + " --batch " + jobs.string() + " -j 2 | (sleep 4; cat)"});
+    BOOST_TEST(r.code == 0, r.err);
+    std::map<std::string, json::object> byid;
+    for (auto& o : json_lines(r.out)) byid[str(o.at("id"))] = o;
+    BOOST_TEST_REQUIRE(byid.size() == 2u, r.out.size() << " bytes: " << r.err);
+    BOOST_TEST(byid["big"].at("stdout").as_string().size() == 300000u);
+    BOOST_TEST(byid["slow"].at("timed_out").as_bool());
+    const double slow_took = byid["slow"].at("duration").to_number<double>();
+    BOOST_TEST(slow_took < 2.5, "the 1 s timeout took " << slow_took << " s");
+    // Written in the order they finished.
+    const auto lines = lines_of(r.out);
+    BOOST_TEST(lines[0].find("\"big\"") != std::string::npos);
+    auto s = summary_of(r.err);
+    BOOST_TEST(s["succeeded"] == 1u);
+    BOOST_TEST(s["timed out"] == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_reader_that_falls_behind_stops_new_jobs_not_running_ones)
+{
+    // 40 jobs with 300 KB results into a reader that takes nothing for 3 s: the jobs go on
+    // while the results fit in the tool's bounded queue, then no new job starts until the
+    // reader catches up; in the end every result is there, in full.
+    const auto log = dir.path / "started.log";
+    const auto seen = dir.path / "seen";
+    std::vector<std::string> lines;
+    for (int i = 0; i < 40; ++i)
+        lines.push_back(job({"sh", "-c", "echo x >> " + log.string() + "; head -c 300000 /dev/zero | tr '\\0' x"},
+                            "\"id\":" + std::to_string(i)));
+    write_jobs(lines);
+    auto r = run_cli({"sh", "-c",
+                      tool() + " --batch " + jobs.string() + " -j 2 | (sleep 3; wc -l < " + log.string() + " > " +
+                          seen.string() + "; cat)"});
+    BOOST_TEST(r.code == 0, r.err);
+    const auto started_while_stalled = std::stoi(read_text(seen));
+    BOOST_TEST_MESSAGE("jobs started while the reader stalled: " << started_while_stalled);
+    BOOST_TEST(started_while_stalled >= 3);   // more than -j: the jobs did not wait for the reader...
+    BOOST_TEST(started_while_stalled <= 12);  // ...but the results waiting for it are bounded
+    std::set<std::int64_t> ids;
+    for (const auto& o : json_lines(r.out)) {
+        BOOST_TEST(o.at("stdout").as_string().size() == 300000u);
+        ids.insert(o.at("id").to_number<std::int64_t>());
+    }
+    BOOST_TEST(ids.size() == 40u);
+    BOOST_TEST(summary_of(r.err)["succeeded"] == 40u);
+}
+
+BOOST_AUTO_TEST_CASE(a_signal_while_only_results_are_left_drops_them_and_stops)
+{
+    // Every job is done, but the reader takes nothing for 8 s: SIGINT then stops the tool at
+    // once, and the summary says a result was not written.
+    const auto marker = dir.path / "done";
+    write_jobs({job({"sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x; touch " + marker.string()})});
+    const auto token = fresh_token();
+    const auto script = "{ " + tool() + " --env " + token + " --batch " + jobs.string() +
+                        "; echo \"status=$?\" >&2; } | (sleep 8; cat > /dev/null)";
+    std::optional<std::chrono::steady_clock::time_point> done_at;
+    bool sent = false;
+    auto r = run_and_signal(
+        {"sh", "-c", script}, token,
+        [&] {
+            if (!done_at && std::filesystem::exists(marker)) done_at = std::chrono::steady_clock::now();
+            return done_at && std::chrono::steady_clock::now() - *done_at > 1s;  // the job is over
+        },
+        SIGINT, &sent);
+    BOOST_TEST_REQUIRE(sent);
+    BOOST_TEST(r.err.find("status=130") != std::string::npos, r.err);
+    const auto summary = lines_of(r.err).at(lines_of(r.err).size() - 2);
+    BOOST_TEST(summary.find("1 succeeded") != std::string::npos, summary);
+    BOOST_TEST(summary.find("interrupted by SIGINT") != std::string::npos, summary);
+    BOOST_TEST(summary.find("1 result not written") != std::string::npos, summary);
+    BOOST_TEST(std::stod(number_before(summary, " s, ")) < 4.0, summary);
+}
+
 BOOST_AUTO_TEST_CASE(thousands_of_jobs_stream_through_bounded_memory)
 {
     // The tool's peak RSS (from its own exec_result) must not grow with the number of jobs.

@@ -81,6 +81,38 @@ BOOST_AUTO_TEST_CASE(not_found_is_127_and_not_executable_is_126)
     BOOST_TEST(run_cli({"--", dir.path.string()}).code == 126);
 }
 
+BOOST_AUTO_TEST_CASE(relative_commands_are_found_or_not_in_the_base_dir_not_where_the_tool_started)
+{
+    // The command runs in the base dir: `cd here && sandbox-run --base-dir there -- ./x` is
+    // about there/x, whatever here/x is.
+    temp_dir here, there;
+    write_text(here.path / "only-here", "#!/bin/sh\necho hi\n");
+    ::chmod((here.path / "only-here").c_str(), 0755);
+    write_text(there.path / "not-executable", "#!/bin/sh\necho hi\n");
+    ::chmod((there.path / "not-executable").c_str(), 0644);
+    std::filesystem::create_directory(here.path / "sub");
+    write_text(here.path / "sub" / "not-executable", "#!/bin/sh\necho hi\n");
+    ::chmod((here.path / "sub" / "not-executable").c_str(), 0644);
+
+    cli_options o;
+    o.cwd = here.path;
+    auto r = run_cli({"--base-dir", there.path.string(), "--", "./only-here"}, o);
+    BOOST_TEST(r.code == 127, r.err);  // not in the base dir: not found
+    r = run_cli({"--base-dir", there.path.string(), "--", "./not-executable"}, o);
+    BOOST_TEST(r.code == 126, r.err);  // in the base dir, not executable
+    // A relative base dir is taken from where the tool started, as the driver does.
+    r = run_cli({"--base-dir", "sub", "--", "./not-executable"}, o);
+    BOOST_TEST(r.code == 126, r.err);
+    r = run_cli({"--base-dir", "sub", "--", "./only-here"}, o);
+    BOOST_TEST(r.code == 127, r.err);
+    // Without --base-dir the commands run in the policy's default base dir (not here) too.
+    r = run_cli({"--", "./only-here"}, o);
+    BOOST_TEST(r.code == 127, r.err);
+    // An absolute path is itself wherever the command runs.
+    r = run_cli({"--base-dir", here.path.string(), "--", (there.path / "not-executable").string()}, o);
+    BOOST_TEST(r.code == 126, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(output_is_streamed_while_the_command_runs)
 {
     // The first line must reach us long before the command ends.
