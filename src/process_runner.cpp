@@ -3,7 +3,8 @@
 // The one process runner every driver launches through: spawn, pipes, clocks, caps, kill,
 // reap. Written against the OS and Asio directly rather than Boost.Process v2, because the
 // 1.81 v2 launcher forks (cost grows with the parent's memory), has no process groups, and
-// waits with a blocking waitpid; here posix_spawn, a pidfd and the process group do that.
+// waits with a blocking waitpid; here a clone(CLONE_VM) that does not wait for the exec
+// (spawn_child_async), a pidfd and the process group do that.
 //
 // All state of one execution lives on its own strand, so an io_context run by several
 // threads is safe. The decisions (when to signal, when to stop reading, when to reap) are
@@ -150,6 +151,7 @@ private:
             .cwd = std::move(plan_.cwd),
             .stdin_socket = stdin_ && !stdin_->empty(),
             .open_pidfd = limits_.timing.exit_watch_delay.count() <= 0});
+        req_ = req;
         if (plan_.spawn_from_stable_thread) {
             auto& service = asio::use_service<spawn_service>(asio::query(strand_.get_inner_executor(),
                                                                          asio::execution::context));
@@ -157,7 +159,7 @@ private:
                 auto child = std::make_shared<spawned_child>();
                 auto what = std::make_shared<std::string>();
                 const auto started = clock::now();
-                const auto ec = spawn_child(*req, *child, *what);
+                const auto ec = spawn_child_async(req, *child, *what);
                 asio::post(self->strand_, [self, req, child, what, started, ec] {
                     self->spawned(*req, ec, *child, *what, started);
                 });
@@ -169,7 +171,7 @@ private:
         spawned_child child;
         std::string what;
         const auto started = clock::now();
-        const auto ec = spawn_child(*req, child, what);
+        const auto ec = spawn_child_async(req, child, what);
         spawned(*req, ec, child, what, started);
     }
 
@@ -182,6 +184,7 @@ private:
             return;
         }
         pid_ = child.pid;
+        launch_ = std::move(child.launch);  // the child may still be using it: kept until the reap
         machine_.emplace(limits_.timing, start_time_);
 
         // Registering with the reactor can fail (ENOMEM, the epoll watch limit): then the
@@ -468,6 +471,16 @@ private:
         reaped_ = true;
         const auto end = clock::now();
 
+        // The child could not run the command (a bad cwd, not found, not executable): the
+        // same failure posix_spawn would have reported at once.
+        if (r == pid_ && launch_ && !machine_->cancelled() && !callback_error_) {
+            std::string what;
+            if (const auto ec = launch_failure(*launch_, what)) {
+                start_failed(plan_.failure_prefix + ": " + describe_spawn_error(*req_, ec, what));
+                return;
+            }
+        }
+
         exec_result result;
         result.truncated_out = out_.tail.truncated();
         result.truncated_err = err_.tail.truncated();
@@ -627,6 +640,8 @@ private:
     output_stream out_;
     output_stream err_;
 
+    std::shared_ptr<const spawn_request> req_;
+    std::shared_ptr<launch_record> launch_;
     std::optional<exec_machine> machine_;
     clock::time_point start_time_{};
     clock::time_point armed_ = clock::time_point::max();

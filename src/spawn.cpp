@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include <sandbox/detail/spawn.hpp>
 
+#include "spawn_support.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -18,11 +20,6 @@
 namespace sandbox::detail {
 
 namespace {
-
-// Signals a server commonly ignores or blocks; an ignored disposition survives exec, so the
-// child gets them reset to default. Caught handlers are reset by exec anyway.
-constexpr std::array<int, 15> reset_signals{SIGPIPE, SIGCHLD, SIGHUP, SIGINT,  SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
-                                            SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU, SIGXFSZ, SIGXCPU, SIGURG};
 
 struct file_actions {
     posix_spawn_file_actions_t fa;
@@ -73,6 +70,8 @@ std::error_code make_stdin_socket(unique_fd& child_end, unique_fd& parent_end)
     return {};
 }
 
+}  // namespace
+
 // /dev/null, opened once: dup2 in the child is cheaper than an open by path while the
 // parent waits for the exec. Checked on every use: an application that closes descriptors
 // it does not know (daemonising) may have closed ours, and the number may name another
@@ -94,11 +93,12 @@ int dev_null()
     return moved;
 }
 
+namespace {
 bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
-
 }  // namespace
 
-std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::string& what)
+// Checks what the kernel would refuse with a less clear error.
+std::error_code validate(const spawn_request& req, std::string& what)
 {
     const auto invalid = std::make_error_code(std::errc::invalid_argument);
     if (req.argv.empty() || req.argv.front().empty()) {
@@ -115,15 +115,38 @@ std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::s
             what = "environment entry is not NAME=value or contains NUL";
             return invalid;
         }
-
-    unique_fd in_r, in_w, out_r, out_w, err_r, err_w;
-    std::error_code ec;
-    if ((ec = make_pipe(out_r, out_w)) || (ec = make_pipe(err_r, err_w)) ||
-        (req.stdin_socket && (ec = make_stdin_socket(in_r, in_w)))) {
-        what = "cannot create pipes";
-        return ec;
+    if (has_nul(req.cwd.native())) {
+        what = "the working directory contains a NUL byte";
+        return invalid;
     }
+    return {};
+}
+
+std::error_code make_child_fds(const spawn_request& req, child_fds& f, std::string& what)
+{
+    std::error_code ec;
+    if ((ec = make_pipe(f.out_r, f.out_w)) || (ec = make_pipe(f.err_r, f.err_w)) ||
+        (req.stdin_socket && (ec = make_stdin_socket(f.in_r, f.in_w))))
+        what = "cannot create pipes";
     // Our ends are made non-blocking by Asio when it first waits on them.
+    return ec;
+}
+
+std::vector<char*> c_strings(const std::vector<std::string>& v)
+{
+    std::vector<char*> p;
+    p.reserve(v.size() + 1);
+    for (const auto& s : v) p.push_back(const_cast<char*>(s.c_str()));
+    p.push_back(nullptr);
+    return p;
+}
+
+std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::string& what)
+{
+    if (auto ec = validate(req, what)) return ec;
+    child_fds f;
+    if (auto ec = make_child_fds(req, f, what)) return ec;
+    auto& [in_r, in_w, out_r, out_w, err_r, err_w] = f;
 
     file_actions fa;
     int rc = 0;
@@ -150,14 +173,8 @@ std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::s
         return {rc, std::system_category()};
     }
 
-    std::vector<char*> argv;
-    argv.reserve(req.argv.size() + 1);
-    for (const auto& a : req.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    envp.reserve(req.env.size() + 1);
-    for (const auto& e : req.env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
+    auto argv = c_strings(req.argv);
+    auto envp = c_strings(req.env);
 
     pid_t pid = -1;
     const bool search = req.argv.front().find('/') == std::string::npos;
