@@ -187,10 +187,11 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg)
 // below. Kept for reuse, since a fresh mapping costs a page fault in every child.
 class stack_pool {
 public:
+    // Never destroyed: a record may be dropped by a static's destructor at exit.
     static stack_pool& instance()
     {
-        static stack_pool pool;
-        return pool;
+        static auto* pool = new stack_pool;
+        return *pool;
     }
 
     void* get()
