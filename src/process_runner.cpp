@@ -156,7 +156,18 @@ private:
             auto& service = asio::use_service<spawn_service>(asio::query(strand_.get_inner_executor(),
                                                                          asio::execution::context));
             const bool queued = service.submit([self = shared_from_this(), req] {
-                auto child = std::make_shared<spawned_child>();
+                // Should the io_context go before the completion below runs, a started child
+                // must not be left behind unsupervised: kill and reap it.
+                std::shared_ptr<spawned_child> child(new spawned_child, [](spawned_child* c) {
+                    if (c->pid > 0) {
+                        ::kill(-c->pid, SIGKILL);
+                        ::kill(c->pid, SIGKILL);
+                        int status = 0;
+                        while (::waitpid(c->pid, &status, 0) < 0 && errno == EINTR) {
+                        }
+                    }
+                    delete c;
+                });
                 auto what = std::make_shared<std::string>();
                 const auto started = clock::now();
                 const auto ec = spawn_child_async(req, *child, *what);
@@ -183,7 +194,7 @@ private:
             start_failed(plan_.failure_prefix + ": " + describe_spawn_error(req, spawn_ec, what));
             return;
         }
-        pid_ = child.pid;
+        pid_ = std::exchange(child.pid, -1);  // ours now
         launch_ = std::move(child.launch);  // the child may still be using it: kept until the reap
         machine_.emplace(limits_.timing, start_time_);
 
@@ -446,6 +457,9 @@ private:
         // the group id, cannot have been reused (unless it was reaped behind our back).
         if (auto_reaped_) return;
         ::kill(-pid_, sig);
+        // Until its exec the child may not have made its group yet (setsid): then the group
+        // kill misses it, but a signal to the pid waits, blocked, until the child is ready.
+        if (launch_ && !launch_released(*launch_)) ::kill(pid_, sig);
         if (!exit_seen_ && pidfd_.is_open())  // in case it moved itself to another group
             ::syscall(SYS_pidfd_send_signal, pidfd_.native_handle(), sig, nullptr, 0);
     }
@@ -473,7 +487,8 @@ private:
 
         // The child could not run the command (a bad cwd, not found, not executable): the
         // same failure posix_spawn would have reported at once.
-        if (r == pid_ && launch_ && !machine_->cancelled() && !callback_error_) {
+        // (Also when the child was reaped behind our back: the record outlives that.)
+        if (launch_ && !machine_->cancelled() && !callback_error_) {
             std::string what;
             if (const auto ec = launch_failure(*launch_, what)) {
                 start_failed(plan_.failure_prefix + ": " + describe_spawn_error(*req_, ec, what));

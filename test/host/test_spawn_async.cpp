@@ -7,13 +7,18 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <fstream>
 #include <thread>
 
@@ -231,6 +236,57 @@ BOOST_AUTO_TEST_CASE(many_threads_launch_at_once)
     for (auto& t : threads) t.join();
     BOOST_TEST(failures == 0);
     BOOST_TEST(!has_children());
+}
+
+BOOST_AUTO_TEST_CASE(descriptors_are_closed_where_close_range_is_refused)
+{
+    // A seccomp filter that answers close_range with EPERM, as some container profiles do for
+    // system calls they do not know: the child must still close everything above 2. In a
+    // forked process, so that the filter stays there.
+    const pid_t tester = ::fork();
+    BOOST_TEST_REQUIRE(tester >= 0);
+    if (tester == 0) {
+        int extra[2];
+        if (::pipe(extra) != 0) ::_exit(10);  // not close-on-exec
+        sock_filter filter[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+            ::_exit(11);
+        if (::syscall(SYS_close_range, 1000, 1000, 0) == 0 || errno != EPERM) ::_exit(12);  // the filter works
+        auto req = std::make_shared<const spawn_request>(spawn_request{.argv = child_args({"print-fds"})});
+        spawned_child child;
+        std::string what;
+        if (spawn_child_async(req, child, what)) ::_exit(13);
+        const auto out = read_all(child.stdout_r.get());
+        int status = 0;
+        ::waitpid(child.pid, &status, 0);
+        ::_exit(out == "0 1 2\n" && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 14);
+    }
+    int status = 0;
+    BOOST_TEST_REQUIRE(::waitpid(tester, &status, 0) == tester);
+    BOOST_TEST(WIFEXITED(status));
+    BOOST_TEST(WEXITSTATUS(status) == 0, "the forked tester failed at step " << WEXITSTATUS(status));
+}
+
+BOOST_FIXTURE_TEST_CASE(an_application_that_ignores_sigchld_still_learns_of_start_failures, host_fixture)
+{
+    // With SIGCHLD ignored the kernel reaps our children itself: the exit status is lost, but
+    // output still arrives, and a command that could not start is still reported as such.
+    struct sigaction ign {}, old {};
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(SIGCHLD, &ign, &old);
+    const auto ok = run({"echo", "hi"});
+    const auto missing = run({"__no_such_command__"});
+    ::sigaction(SIGCHLD, &old, nullptr);
+    BOOST_TEST(ok.out == "hi\n");
+    BOOST_TEST(missing.exit_code == 127);
+    BOOST_TEST((missing.err.rfind("Failed to start host process", 0) == 0), missing.err);
+    BOOST_TEST(missing.err.find("No such file or directory") != std::string::npos, missing.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

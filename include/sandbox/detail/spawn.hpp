@@ -59,7 +59,10 @@ std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::s
 /// needs are not written (architectures other than x86-64 and AArch64).
 std::error_code spawn_child_async(std::shared_ptr<const spawn_request> req, spawned_child& out, std::string& what);
 
-/// After the child of spawn_child_async has been reaped: the errno of the step that kept it
+/// Whether the child of spawn_child_async has let go of our memory: it has exec'd or exited.
+bool launch_released(const launch_record& record) noexcept;
+
+/// After the child of spawn_child_async has exited (reaped by us or anyone else): the errno of the step that kept it
 /// from running the command (and that step in `what`, empty for chdir and exec, which
 /// describe_spawn_error explains), or no error when the command ran.
 std::error_code launch_failure(const launch_record& record, std::string& what);
