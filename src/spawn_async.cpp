@@ -404,7 +404,6 @@ struct all_signals_blocked {
 // allocated for good rather than block this thread.
 launch_record::~launch_record()
 {
-    using namespace std::chrono_literals;
     auto wait_released = [this](timespec limit) {
         const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(limit.tv_sec);
         while (!mem->released() && std::chrono::steady_clock::now() < end) {
