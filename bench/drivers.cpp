@@ -15,9 +15,9 @@
 // Usage: bench_drivers [--runs N] [--only DRIVER] [--image IMAGE]
 // Prints one line per driver and a Markdown table; a driver that cannot run here is reported
 // as skipped. Exits 3 when an isolating driver's median ratio is above 1.10.
-#include <sandbox/detail/cgroup.hpp>
-#include <sandbox/detail/driver_plans.hpp>
-#include <sandbox/detail/driver_support.hpp>
+#include "sys/cgroup.hpp"
+#include "drivers/plans.hpp"
+#include "drivers/support.hpp"
 #include <sandbox/sandbox.hpp>
 
 #include <boost/asio/co_spawn.hpp>

@@ -2,11 +2,11 @@
 // The four isolating drivers share one runner: prepare a private work dir, the mounts, the
 // environment and the limits; let the driver's plan turn them into a command line; run it
 // through the process runner; clean up whatever happened.
-#include "../runners.hpp"
+#include "drivers/runners.hpp"
 
-#include <sandbox/detail/cgroup.hpp>
-#include <sandbox/detail/driver_plans.hpp>
-#include <sandbox/detail/process_runner.hpp>
+#include "sys/cgroup.hpp"
+#include "drivers/plans.hpp"
+#include "run/process_runner.hpp"
 #include <sandbox/environment.hpp>
 #include <sandbox/errors.hpp>
 

@@ -7,8 +7,8 @@
 
 #include "driver_availability.hpp"
 
-#include <sandbox/detail/cgroup.hpp>
-#include <sandbox/detail/driver_support.hpp>
+#include "sys/cgroup.hpp"
+#include "drivers/support.hpp"
 
 #include <boost/test/unit_test.hpp>
 

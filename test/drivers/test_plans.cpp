@@ -3,7 +3,7 @@
 // synthetic sandbox_setup. No engine is needed.
 #include "driver_fixture.hpp"
 
-#include <sandbox/detail/driver_plans.hpp>
+#include "drivers/plans.hpp"
 
 #include <boost/test/unit_test.hpp>
 

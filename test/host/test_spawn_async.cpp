@@ -3,7 +3,7 @@
 // how a failure in it is reported once it is reaped, and that it never writes our memory.
 #include "host_fixture.hpp"
 
-#include <sandbox/detail/spawn.hpp>
+#include "run/spawn.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // exec_machine: the timeout, kill, drain and cancel decisions, driven with synthetic times.
-#include <sandbox/detail/exec_machine.hpp>
+#include "run/exec_machine.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // remove_tree: what a command leaves in its work dir goes, whatever it did, and nothing
 // outside does.
-#include <sandbox/detail/driver_support.hpp>
+#include "drivers/support.hpp"
 
 #include "test_support.hpp"
 

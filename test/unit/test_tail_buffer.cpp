@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // tail_buffer: keeps the last `cap` bytes of a stream (the reference's StreamAggregator).
-#include <sandbox/detail/tail_buffer.hpp>
+#include "run/tail_buffer.hpp"
 
 #include <boost/test/unit_test.hpp>
 

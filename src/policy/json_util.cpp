@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "json_util.hpp"
+#include "policy/json_util.hpp"
 
 #include <cmath>
 #include <limits>

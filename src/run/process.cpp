@@ -3,10 +3,10 @@
 // Long-lived processes: the same launch plans and spawn as executions, but the caller drives
 // stdin and stdout. Exit is watched through the pidfd on a strand; the reap and kill() are
 // serialised by a mutex so a signal never reaches a pid that was already reaped.
-#include <sandbox/detail/process_runner.hpp>
-#include <sandbox/detail/spawn.hpp>
-#include <sandbox/detail/spawn_service.hpp>
-#include <sandbox/detail/tail_buffer.hpp>
+#include "run/process_runner.hpp"
+#include "run/spawn.hpp"
+#include "run/spawn_service.hpp"
+#include "run/tail_buffer.hpp"
 #include <sandbox/errors.hpp>
 #include <sandbox/process.hpp>
 

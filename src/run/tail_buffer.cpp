@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include <sandbox/detail/tail_buffer.hpp>
+#include "run/tail_buffer.hpp"
 
 #include <algorithm>
 #include <cstring>

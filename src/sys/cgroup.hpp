@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#ifndef SANDBOX_DETAIL_CGROUP_HPP
-#define SANDBOX_DETAIL_CGROUP_HPP
+#ifndef SANDBOX_SRC_SYS_CGROUP_HPP
+#define SANDBOX_SRC_SYS_CGROUP_HPP
 
 #include <cstdint>
 #include <filesystem>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 // Driver factories and helpers shared by the drivers.
-#ifndef SANDBOX_SRC_RUNNERS_HPP
-#define SANDBOX_SRC_RUNNERS_HPP
+#ifndef SANDBOX_SRC_DRIVERS_RUNNERS_HPP
+#define SANDBOX_SRC_DRIVERS_RUNNERS_HPP
 
 #include <sandbox/command_runner.hpp>
-#include <sandbox/detail/process_runner.hpp>
+#include "run/process_runner.hpp"
 
 #include <memory>
 #include <string>

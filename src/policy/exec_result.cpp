@@ -2,7 +2,7 @@
 #include <sandbox/exec_result.hpp>
 #include <sandbox/json.hpp>
 
-#include "json_util.hpp"
+#include "policy/json_util.hpp"
 
 #include <boost/json/value.hpp>
 

@@ -14,9 +14,9 @@
 // every caught signal to its default, so no handler of ours ever runs in it. The record and
 // everything the child reads stay alive until the kernel says the child has let go of our
 // memory (CLONE_CHILD_CLEARTID clears a word when it execs or exits).
-#include <sandbox/detail/spawn.hpp>
+#include "run/spawn.hpp"
 
-#include "spawn_support.hpp"
+#include "run/spawn_support.hpp"
 
 #include <fcntl.h>
 #include <linux/futex.h>

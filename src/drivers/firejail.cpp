@@ -3,7 +3,7 @@
 // jail's home and cwd, and extra paths keep their host paths. It refuses to run as an
 // unprivileged system user, so under a root caller the command is root without
 // capabilities, with no-new-privileges, seccomp and a read-only host.
-#include <sandbox/detail/driver_plans.hpp>
+#include "drivers/plans.hpp"
 
 #include <cctype>
 #include <fstream>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#ifndef SANDBOX_DETAIL_TAIL_BUFFER_HPP
-#define SANDBOX_DETAIL_TAIL_BUFFER_HPP
+#ifndef SANDBOX_SRC_RUN_TAIL_BUFFER_HPP
+#define SANDBOX_SRC_RUN_TAIL_BUFFER_HPP
 
 #include <cstddef>
 #include <cstdint>

@@ -10,10 +10,10 @@
 // threads is safe. The decisions (when to signal, when to stop reading, when to reap) are
 // made by exec_machine; this file only performs them.
 
-#include <sandbox/detail/process_runner.hpp>
-#include <sandbox/detail/spawn.hpp>
-#include <sandbox/detail/spawn_service.hpp>
-#include <sandbox/detail/tail_buffer.hpp>
+#include "run/process_runner.hpp"
+#include "run/spawn.hpp"
+#include "run/spawn_service.hpp"
+#include "run/tail_buffer.hpp"
 #include <sandbox/errors.hpp>
 
 #include <boost/asio/any_completion_executor.hpp>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include <sandbox/detail/driver_support.hpp>
+#include "drivers/support.hpp"
 #include <sandbox/errors.hpp>
 #include <sandbox/mount.hpp>
 #include <sandbox/session.hpp>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
-#ifndef SANDBOX_DETAIL_PROCESS_RUNNER_HPP
-#define SANDBOX_DETAIL_PROCESS_RUNNER_HPP
+#ifndef SANDBOX_SRC_RUN_PROCESS_RUNNER_HPP
+#define SANDBOX_SRC_RUN_PROCESS_RUNNER_HPP
 
 #include <sandbox/detail/config.hpp>
-#include <sandbox/detail/exec_machine.hpp>
+#include "run/exec_machine.hpp"
 #include <sandbox/exec_result.hpp>
 #include <sandbox/output.hpp>
 #include <sandbox/process.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // bubblewrap: new user, pid, net, ipc, uts and cgroup namespaces; a read-only root built
 // from the few host directories programs need; the work dir at /work.
-#include <sandbox/detail/driver_plans.hpp>
+#include "drivers/plans.hpp"
 
 #include <sys/stat.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // The host driver: the command runs as a plain child in base_dir(), in its own process group,
 // with the policy's environment. Nothing else is enforced (see caps()).
-#include "runners.hpp"
+#include "drivers/runners.hpp"
 
-#include <sandbox/detail/process_runner.hpp>
+#include "run/process_runner.hpp"
 #include <sandbox/environment.hpp>
 
 #include <boost/asio/this_coro.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-#include <sandbox/detail/spawn.hpp>
+#include "run/spawn.hpp"
 
-#include "spawn_support.hpp"
+#include "run/spawn_support.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

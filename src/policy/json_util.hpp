@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Typed access to JSON members with errors that name the key.
-#ifndef SANDBOX_SRC_JSON_UTIL_HPP
-#define SANDBOX_SRC_JSON_UTIL_HPP
+#ifndef SANDBOX_SRC_POLICY_JSON_UTIL_HPP
+#define SANDBOX_SRC_POLICY_JSON_UTIL_HPP
 
 #include <sandbox/detail/config.hpp>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include <sandbox/detail/spawn_service.hpp>
+#include "run/spawn_service.hpp"
 
 namespace sandbox::detail {
 

@@ -2,7 +2,7 @@
 #include <sandbox/command_runner.hpp>
 #include <sandbox/errors.hpp>
 
-#include "runners.hpp"
+#include "drivers/runners.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>

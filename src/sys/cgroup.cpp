@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include <sandbox/detail/cgroup.hpp>
+#include "sys/cgroup.hpp"
 
 #include <signal.h>
 #include <sys/stat.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // Pieces every isolating driver needs: finding its binary, the private work dir, the
 // mounts a policy asks for, and the environment inside.
-#ifndef SANDBOX_DETAIL_DRIVER_SUPPORT_HPP
-#define SANDBOX_DETAIL_DRIVER_SUPPORT_HPP
+#ifndef SANDBOX_SRC_DRIVERS_SUPPORT_HPP
+#define SANDBOX_SRC_DRIVERS_SUPPORT_HPP
 
 #include <sandbox/execution_policy.hpp>
 

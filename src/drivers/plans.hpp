@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 // The command lines of the isolating drivers, as pure functions of what was prepared for a
 // run, so they can be tested without any engine.
-#ifndef SANDBOX_DETAIL_DRIVER_PLANS_HPP
-#define SANDBOX_DETAIL_DRIVER_PLANS_HPP
+#ifndef SANDBOX_SRC_DRIVERS_PLANS_HPP
+#define SANDBOX_SRC_DRIVERS_PLANS_HPP
 
-#include <sandbox/detail/driver_support.hpp>
+#include "drivers/support.hpp"
 #include <sandbox/driver_options.hpp>
 #include <sandbox/execution_policy.hpp>
 #include <sandbox/mount.hpp>

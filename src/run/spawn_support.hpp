@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // What both ways of starting a child share (spawn.cpp, spawn_async.cpp).
-#ifndef SANDBOX_SRC_SPAWN_SUPPORT_HPP
-#define SANDBOX_SRC_SPAWN_SUPPORT_HPP
+#ifndef SANDBOX_SRC_RUN_SPAWN_SUPPORT_HPP
+#define SANDBOX_SRC_RUN_SPAWN_SUPPORT_HPP
 
-#include <sandbox/detail/spawn.hpp>
+#include "run/spawn.hpp"
 
 #include <signal.h>
 

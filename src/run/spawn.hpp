@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#ifndef SANDBOX_DETAIL_SPAWN_HPP
-#define SANDBOX_DETAIL_SPAWN_HPP
+#ifndef SANDBOX_SRC_RUN_SPAWN_HPP
+#define SANDBOX_SRC_RUN_SPAWN_HPP
 
 #include <sandbox/detail/unique_fd.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include <sandbox/execution_policy.hpp>
 
-#include "json_util.hpp"
+#include "policy/json_util.hpp"
 
 #include <boost/json/value.hpp>
 #include <boost/json/value_from.hpp>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include <sandbox/detail/exec_machine.hpp>
+#include "run/exec_machine.hpp"
 
 #include <algorithm>
 #include <csignal>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#ifndef SANDBOX_DETAIL_EXEC_MACHINE_HPP
-#define SANDBOX_DETAIL_EXEC_MACHINE_HPP
+#ifndef SANDBOX_SRC_RUN_EXEC_MACHINE_HPP
+#define SANDBOX_SRC_RUN_EXEC_MACHINE_HPP
 
 #include <sandbox/exec_result.hpp>
 #include <sandbox/output.hpp>

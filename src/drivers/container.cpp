@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // docker and podman: one container per execution, removed afterwards.
-#include <sandbox/detail/driver_plans.hpp>
+#include "drivers/plans.hpp"
 
 namespace sandbox::detail {
 
