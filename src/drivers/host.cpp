@@ -42,7 +42,8 @@ public:
     {
         return start_long_lived(std::move(ex), launch_plan{.argv = std::move(argv),
                                                            .env = env_strings(child_environment(policy_)),
-                                                           .cwd = policy_.base_dir()});
+                                                           .cwd = policy_.base_dir()},
+                                 limits_for(policy_, options_));
     }
 
 private:

@@ -122,7 +122,7 @@ public:
         sandbox_setup s = prepare(*resources);
         launch_plan plan = make_plan(s, argv);
         plan.cleanup = [resources] { resources->release(); };
-        return start_long_lived(std::move(ex), std::move(plan));
+        return start_long_lived(std::move(ex), std::move(plan), limits_for(policy_, options_));
     }
 
 private:
@@ -243,7 +243,6 @@ private:
         }
         case driver::bubblewrap:
             plan.argv = bubblewrap_argv(s, policy_, argv);
-            plan.spawn_from_stable_thread = true;  // --die-with-parent watches the spawning thread
             plan.env = {"PATH=" + std::string(default_sandbox_path)};  // bwrap --clearenv's inside
             break;
         case driver::firejail:

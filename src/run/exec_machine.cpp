@@ -26,6 +26,8 @@ std::ostream& operator<<(std::ostream& os, exec_phase p)
     case exec_phase::killed: return os << "killed";
     case exec_phase::draining: return os << "draining";
     case exec_phase::done: return os << "done";
+    case exec_phase::spawning: return os << "spawning";
+    case exec_phase::abandoned: return os << "abandoned";
     }
     return os << "?";
 }
@@ -36,14 +38,17 @@ std::ostream& operator<<(std::ostream& os, const exec_actions& a)
               << " stop_reading=" << a.stop_reading << " reap=" << a.reap << " abandon=" << a.abandon << '}';
 }
 
-exec_machine::exec_machine(const exec_timing& timing, clock::time_point start) noexcept
-    : timing_(timing),
-      wall_deadline_(add(start, timing.wall)),
-      idle_check_(timing.idle ? add(start, *timing.idle) : clock::time_point::max()),
-      last_activity_(start),
-      watch_at_(add(start, timing.exit_watch_delay)),
-      watching_(timing.exit_watch_delay.count() <= 0)
+exec_actions exec_machine::on_spawned(clock::time_point start) noexcept
 {
+    if (phase_ != exec_phase::spawning) return {};
+    phase_ = exec_phase::running;
+    wall_deadline_ = add(start, timing_.wall);
+    idle_check_ = timing_.idle ? add(start, *timing_.idle) : clock::time_point::max();
+    last_activity_ = start;
+    watch_at_ = add(start, timing_.exit_watch_delay);
+    watching_ = timing_.exit_watch_delay.count() <= 0;
+    if (cancelled_) return terminate(start);  // asked while the spawn was under way
+    return {};
 }
 
 exec_machine::clock::time_point exec_machine::next_deadline() const noexcept
@@ -54,7 +59,9 @@ exec_machine::clock::time_point exec_machine::next_deadline() const noexcept
     case exec_phase::terminating:
     case exec_phase::killed:
     case exec_phase::draining: return phase_deadline_;
-    case exec_phase::done: break;
+    case exec_phase::spawning:
+    case exec_phase::done:
+    case exec_phase::abandoned: break;
     }
     return clock::time_point::max();
 }
@@ -81,7 +88,8 @@ exec_actions exec_machine::on_stream_closed(stream_kind k) noexcept
 
 exec_actions exec_machine::on_exit(clock::time_point now) noexcept
 {
-    if (exited_ || phase_ == exec_phase::done) return {};
+    if (exited_ || phase_ == exec_phase::done || phase_ == exec_phase::abandoned || phase_ == exec_phase::spawning)
+        return {};
     exited_ = true;
     // Anything still in the group was left behind by the main process: end it now, while the
     // zombie main process still pins the group id.
@@ -127,18 +135,21 @@ exec_actions exec_machine::on_deadline(clock::time_point now) noexcept
         return {.stop_reading = true, .reap = true};
     case exec_phase::killed:
         if (now < phase_deadline_) return {};
-        phase_ = exec_phase::done;
+        phase_ = exec_phase::abandoned;
         return {.stop_reading = true, .abandon = true};
-    case exec_phase::done: break;
+    case exec_phase::spawning:
+    case exec_phase::done:
+    case exec_phase::abandoned: break;
     }
     return {};
 }
 
 exec_actions exec_machine::on_cancel(clock::time_point now) noexcept
 {
-    if (phase_ == exec_phase::done) return {};
+    if (phase_ == exec_phase::done || phase_ == exec_phase::abandoned) return {};
     cancelled_ = true;
     switch (phase_) {
+    case exec_phase::spawning: return {};  // acted on by on_spawned()
     case exec_phase::running: return terminate(now);
     case exec_phase::terminating:
         // Asked again, or cancelled during a timeout's grace: stop being polite.
@@ -149,7 +160,8 @@ exec_actions exec_machine::on_cancel(clock::time_point now) noexcept
         phase_ = exec_phase::done;
         return {.stop_reading = true, .reap = true};
     case exec_phase::killed:
-    case exec_phase::done: break;
+    case exec_phase::done:
+    case exec_phase::abandoned: break;
     }
     return {};
 }

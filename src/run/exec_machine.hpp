@@ -28,11 +28,13 @@ struct exec_timing {
 };
 
 enum class exec_phase {
+    spawning,     ///< handed to a spawner thread; no clock runs yet
     running,      ///< the command runs; wall and idle clocks armed
     terminating,  ///< SIGTERM sent to the group; waiting for the main process or the grace
     killed,       ///< SIGKILL sent; waiting for the main process to die, until give_up
     draining,     ///< main process ended, leftovers killed; reading what the pipes still hold
     done,         ///< reap and complete
+    abandoned,    ///< SIGKILL did not end it in time: completed without it, reaped later
 };
 
 std::ostream& operator<<(std::ostream& os, exec_phase p);
@@ -65,7 +67,16 @@ class exec_machine {
 public:
     using clock = std::chrono::steady_clock;
 
-    exec_machine(const exec_timing& timing, clock::time_point start) noexcept;
+    /// Starts in the spawning phase.
+    explicit exec_machine(const exec_timing& timing) noexcept : timing_(timing) {}
+    /// Already spawned at `start`.
+    exec_machine(const exec_timing& timing, clock::time_point start) noexcept : timing_(timing)
+    {
+        (void)on_spawned(start);
+    }
+
+    /// The child exists: the clocks start now. Acts on a cancellation that came meanwhile.
+    exec_actions on_spawned(clock::time_point now) noexcept;
 
     void on_output(clock::time_point now) noexcept { last_activity_ = now; }
     exec_actions on_stream_closed(stream_kind k) noexcept;
@@ -91,7 +102,7 @@ private:
     exec_actions finish_if_drained() noexcept;
 
     exec_timing timing_;
-    exec_phase phase_ = exec_phase::running;
+    exec_phase phase_ = exec_phase::spawning;
     clock::time_point wall_deadline_;
     clock::time_point idle_check_;  // when to look at last_activity_ next
     clock::time_point last_activity_;

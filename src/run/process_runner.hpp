@@ -2,8 +2,11 @@
 #ifndef SANDBOX_SRC_RUN_PROCESS_RUNNER_HPP
 #define SANDBOX_SRC_RUN_PROCESS_RUNNER_HPP
 
-#include <sandbox/detail/config.hpp>
+#include "run/child.hpp"
 #include "run/exec_machine.hpp"
+#include "run/pending_handler.hpp"
+
+#include <sandbox/detail/config.hpp>
 #include <sandbox/exec_result.hpp>
 #include <sandbox/output.hpp>
 #include <sandbox/process.hpp>
@@ -31,15 +34,13 @@ struct launch_plan {
     /// true: a start failure completes with launch_error; false: with a 127 result whose
     /// stderr holds the message (the host driver's contract).
     bool throw_on_start_failure = false;
-    /// Spawn from a thread that lives as long as the io_context (see spawn_service), for
-    /// launchers that die with the thread that started them (bwrap --die-with-parent).
-    bool spawn_from_stable_thread = false;
     /// Run after the reap, and awaited, when the execution was ended by a timeout, a
     /// cancellation or a failing callback: for engines whose client does not stop what it
     /// launched when it is killed (`docker rm -f <name>`).
     std::vector<std::string> cleanup_argv;
     /// Called once after the main process is reaped, whatever happened (also when the start
-    /// failed): removes work dirs and containers.
+    /// failed), on a blocking-work thread rather than an io thread: removes work dirs and
+    /// cgroups, which may take long. The result waits for it.
     std::function<void()> cleanup;
 };
 
@@ -48,9 +49,6 @@ struct run_limits {
     std::size_t stdout_cap = 1048576;
     std::size_t stderr_cap = 1048576;
 };
-
-using run_signature = void(std::exception_ptr, exec_result);
-using run_handler = asio::any_completion_handler<run_signature>;
 
 /// Starts one execution. Completes once the main process is reaped, through the handler's
 /// associated executor: with a result (also for non-zero exits and timeouts), with
@@ -72,12 +70,17 @@ auto async_run_process(asio::any_io_executor ex, launch_plan plan, run_limits li
         token, std::move(ex), std::move(plan), limits, std::move(stdin_data), std::move(on_output));
 }
 
-/// Starts a long-lived process from a plan (no clocks: the owner decides when it ends).
-/// Throws launch_error when it cannot be started.
-process start_long_lived(asio::any_io_executor ex, launch_plan plan);
+/// Starts a long-lived process from a plan (no clocks: the owner decides when it ends; the
+/// drain of `limits` bounds the wait for stderr after the exit). Throws launch_error when it
+/// cannot be started. Waits for the spawn, which runs on a spawner thread.
+process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_limits& limits);
 
-/// Maps a wait status to (exit_code, term_signal): 128+N and N for a signal death.
-std::pair<int, int> decode_wait_status(int status) noexcept;
+/// After the child is gone: the engine's own removal (`plan.cleanup_argv`, when
+/// `ended_by_us`), then `plan.cleanup` on a blocking-work thread, then `done` on `s`.
+void clean_up_async(const strand_type& s, launch_plan& plan, bool ended_by_us, std::function<void()> done);
+
+/// The same on this thread, for teardown, when no io_context may be left to run it.
+void clean_up_now(launch_plan& plan, bool ended_by_us) noexcept;
 
 }  // namespace sandbox::detail
 

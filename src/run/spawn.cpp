@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "run/spawn.hpp"
 
-#include "run/spawn_support.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,12 +13,19 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 
 namespace sandbox::detail {
 
 namespace {
+
+// Signals a server commonly ignores or blocks; an ignored disposition survives exec, so the
+// child gets them reset to default. Caught handlers are reset by exec anyway.
+constexpr std::array<int, 15> reset_signals{SIGPIPE, SIGCHLD, SIGHUP,  SIGINT,  SIGQUIT,
+                                            SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP,
+                                            SIGTTIN, SIGTTOU, SIGXFSZ, SIGXCPU, SIGURG};
 
 struct file_actions {
     posix_spawn_file_actions_t fa;
@@ -72,6 +78,8 @@ std::error_code make_stdin_socket(unique_fd& child_end, unique_fd& parent_end)
 
 }  // namespace
 
+namespace {
+
 // /dev/null, opened once: dup2 in the child is cheaper than an open by path while the
 // parent waits for the exec. Checked on every use: an application that closes descriptors
 // it does not know (daemonising) may have closed ours, and the number may name another
@@ -93,11 +101,8 @@ int dev_null()
     return moved;
 }
 
-namespace {
 bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
-}  // namespace
 
-// Checks what the kernel would refuse with a less clear error.
 std::error_code validate(const spawn_request& req, std::string& what)
 {
     const auto invalid = std::make_error_code(std::errc::invalid_argument);
@@ -122,16 +127,6 @@ std::error_code validate(const spawn_request& req, std::string& what)
     return {};
 }
 
-std::error_code make_child_fds(const spawn_request& req, child_fds& f, std::string& what)
-{
-    std::error_code ec;
-    if ((ec = make_pipe(f.out_r, f.out_w)) || (ec = make_pipe(f.err_r, f.err_w)) ||
-        (req.stdin_socket && (ec = make_stdin_socket(f.in_r, f.in_w))))
-        what = "cannot create pipes";
-    // Our ends are made non-blocking by Asio when it first waits on them.
-    return ec;
-}
-
 std::vector<char*> c_strings(const std::vector<std::string>& v)
 {
     std::vector<char*> p;
@@ -141,20 +136,29 @@ std::vector<char*> c_strings(const std::vector<std::string>& v)
     return p;
 }
 
-std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::string& what)
+}  // namespace
+
+std::error_code prepare_spawn(const spawn_request& req, child_pipes& p, std::string& what)
 {
     if (auto ec = validate(req, what)) return ec;
-    child_fds f;
-    if (auto ec = make_child_fds(req, f, what)) return ec;
-    auto& [in_r, in_w, out_r, out_w, err_r, err_w] = f;
+    std::error_code ec;
+    if ((ec = make_pipe(p.stdout_r, p.stdout_child)) || (ec = make_pipe(p.stderr_r, p.stderr_child)) ||
+        (req.stdin_socket && (ec = make_stdin_socket(p.stdin_child, p.stdin_w))))
+        what = "cannot create pipes";
+    // Our ends are made non-blocking by Asio when it first waits on them.
+    return ec;
+}
 
+spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes)
+{
+    spawn_outcome out;
     file_actions fa;
     int rc = 0;
-    if (req.stdin_socket) rc = posix_spawn_file_actions_adddup2(&fa.fa, in_r.get(), 0);
+    if (pipes.stdin_child) rc = posix_spawn_file_actions_adddup2(&fa.fa, pipes.stdin_child.get(), 0);
     else if (const int null_fd = dev_null(); null_fd >= 0) rc = posix_spawn_file_actions_adddup2(&fa.fa, null_fd, 0);
     else rc = posix_spawn_file_actions_addopen(&fa.fa, 0, "/dev/null", O_RDONLY, 0);
-    if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, out_w.get(), 1);
-    if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, err_w.get(), 2);
+    if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, pipes.stdout_child.get(), 1);
+    if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, pipes.stderr_child.get(), 2);
     if (!rc && !req.cwd.empty()) rc = posix_spawn_file_actions_addchdir_np(&fa.fa, req.cwd.c_str());
     // One close_range in the child instead of trusting every descriptor to be close-on-exec.
     if (!rc) rc = posix_spawn_file_actions_addclosefrom_np(&fa.fa, 3);
@@ -169,30 +173,32 @@ std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::s
     if (!rc) rc = posix_spawnattr_setsigmask(&attr.attr, &empty);
     if (!rc) rc = posix_spawnattr_setsigdefault(&attr.attr, &defaults);
     if (rc) {
-        what = "cannot prepare posix_spawn";
-        return {rc, std::system_category()};
+        out.error = {rc, std::system_category()};
+        out.what = "cannot prepare posix_spawn";
+        return out;
     }
 
     auto argv = c_strings(req.argv);
     auto envp = c_strings(req.env);
-
     pid_t pid = -1;
     const bool search = req.argv.front().find('/') == std::string::npos;
+    out.started = std::chrono::steady_clock::now();
     rc = search ? ::posix_spawnp(&pid, argv[0], &fa.fa, &attr.attr, argv.data(), envp.data())
                 : ::posix_spawn(&pid, argv[0], &fa.fa, &attr.attr, argv.data(), envp.data());
+    // The child has its copies (or there is no child): ours must go, or EOF never comes.
+    pipes.stdin_child.reset();
+    pipes.stdout_child.reset();
+    pipes.stderr_child.reset();
     if (rc != 0) {
-        what.clear();
-        return {rc, std::system_category()};
+        out.error = {rc, std::system_category()};
+        return out;
     }
-
-    out.pid = pid;
     // Nobody else can have reaped the child yet, so the pid still names it. pidfds are
     // always close-on-exec.
-    if (req.open_pidfd) out.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    out.stdin_w = std::move(in_w);
-    out.stdout_r = std::move(out_r);
-    out.stderr_r = std::move(err_r);
-    return {};
+    unique_fd pidfd;
+    if (req.open_pidfd) pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    out.child = child_process(pid, std::move(pidfd));
+    return out;
 }
 
 std::string describe_spawn_error(const spawn_request& req, std::error_code ec, const std::string& what)

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: BSL-1.0
+// Starting a child with glibc's posix_spawn. The pipes are made first, on the caller's thread
+// (an io thread registers its ends with the reactor and goes on); the spawn itself, which
+// waits for the child's exec, runs on a spawner thread (see offload.hpp).
 #ifndef SANDBOX_SRC_RUN_SPAWN_HPP
 #define SANDBOX_SRC_RUN_SPAWN_HPP
+
+#include "run/child.hpp"
 
 #include <sandbox/detail/unique_fd.hpp>
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -27,47 +32,33 @@ struct spawn_request {
     bool open_pidfd = true;
 };
 
-/// What a child started by spawn_child_async uses of our memory (it shares our address space
-/// until its exec), and what it reports when a step before the command fails. Destroying it
-/// before the child has exec'd or exited waits for that.
-class launch_record;
-
-/// A started child: its own session and process group (pgid == pid), descriptors 0-2 only.
-/// The parent ends of the pipes are close-on-exec (and still blocking).
-struct spawned_child {
-    pid_t pid = -1;
-    unique_fd pidfd;  ///< -1 when pidfd_open is unavailable (old kernel, seccomp)
-    unique_fd stdin_w;
-    unique_fd stdout_r;
-    unique_fd stderr_r;
-    /// spawn_child_async only: keep it until the child is reaped, then ask launch_failure().
-    std::shared_ptr<launch_record> launch;
+/// The three standard streams: the child's ends (given to the spawn, then closed) and ours
+/// (close-on-exec, above 2, still blocking).
+struct child_pipes {
+    unique_fd stdin_child, stdin_w;  ///< stdin_child unset: /dev/null
+    unique_fd stdout_r, stdout_child;
+    unique_fd stderr_r, stderr_child;
 };
 
-/// Starts the child with posix_spawn, never fork(): glibc runs it as
-/// clone(CLONE_VM|CLONE_VFORK), so the cost does not grow with the parent's memory.
-/// On failure returns the errno and says which step failed in `what`.
-std::error_code spawn_child(const spawn_request& req, spawned_child& out, std::string& what);
+/// Refuses what the kernel would refuse with a less clear error (an empty argv, NUL bytes),
+/// then makes the pipes. On failure `what` says which step failed.
+std::error_code prepare_spawn(const spawn_request& req, child_pipes& pipes, std::string& what);
 
-/// Like spawn_child, but returns as soon as the child exists rather than when it has exec'd.
-/// posix_spawn holds the calling thread for the child's whole exec (a few hundred
-/// microseconds, most of a short command's start), so an io thread launching many commands
-/// spends most of its time waiting there; here the child is a clone(CLONE_VM) of our address
-/// space on a stack of its own, that prepares itself and execs while we go on. A failure in
-/// the child (chdir, exec) is then known only once it has exited: it exits with 127 and
-/// launch_failure() says why. Falls back to spawn_child where the raw system calls the child
-/// needs are not written (architectures other than x86-64 and AArch64).
-std::error_code spawn_child_async(std::shared_ptr<const spawn_request> req, spawned_child& out, std::string& what);
+/// What a spawn gave: the child, or why there is none.
+struct spawn_outcome {
+    std::error_code error;  ///< posix_spawn's own report: ENOENT, EACCES, a bad cwd...
+    std::string what;       ///< the step that failed when it was not the exec itself
+    child_process child;
+    std::chrono::steady_clock::time_point started{};
+};
 
-/// Whether the child of spawn_child_async has let go of our memory: it has exec'd or exited.
-bool launch_released(const launch_record& record) noexcept;
+/// posix_spawn (clone(CLONE_VM|CLONE_VFORK): nothing of the parent is copied, whatever its
+/// size) in a new session with an empty signal mask, default dispositions for the signals
+/// servers ignore, descriptors 0-2 only, the cwd and the environment of `req`. Closes the
+/// child's ends in `pipes`. Blocks until the child has exec'd: never call it on an io thread.
+spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes);
 
-/// After the child of spawn_child_async has exited (reaped by us or anyone else): the errno of the step that kept it
-/// from running the command (and that step in `what`, empty for chdir and exec, which
-/// describe_spawn_error explains), or no error when the command ran.
-std::error_code launch_failure(const launch_record& record, std::string& what);
-
-/// "argv[0]: reason" style text for a spawn failure.
+/// "argv[0]: reason" for a failure.
 std::string describe_spawn_error(const spawn_request& req, std::error_code ec, const std::string& what);
 
 }  // namespace sandbox::detail

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace sandbox::detail {
 
@@ -38,6 +39,13 @@ std::string tail_buffer::take()
     std::rotate(data_.begin(), data_.begin() + static_cast<std::ptrdiff_t>(start_), data_.end());
     start_ = 0;
     return std::move(data_);
+}
+
+std::span<char> read_scratch()
+{
+    constexpr std::size_t size = 64 * 1024;
+    thread_local std::unique_ptr<char[]> buf(new char[size]);
+    return {buf.get(), size};
 }
 
 }  // namespace sandbox::detail

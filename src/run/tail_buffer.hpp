@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <span>
 #include <string_view>
 
 namespace sandbox::detail {
@@ -32,6 +33,11 @@ private:
     std::size_t start_ = 0;  // ring: index of the oldest byte
     std::uint64_t total_ = 0;
 };
+
+/// Where pipe reads land before their bytes go to a tail_buffer: one buffer per thread
+/// instead of one per execution, so a thousand quiet commands cost no read buffers. Its
+/// bytes must be handed on before the reading handler returns.
+std::span<char> read_scratch();
 
 }  // namespace sandbox::detail
 

@@ -474,7 +474,7 @@ BOOST_AUTO_TEST_CASE(a_slow_reader_of_the_results_does_not_hold_up_the_running_j
     // timeout must still end it after 1 s, not when the reader gets going.
     write_jobs({job({"sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x"}, R"("id":"big")"),
                 job({"sleep", "10"}, R"("id":"slow","policy":{"timeout_seconds":1})")});
-    auto r = run_cli({"sh", "-c", tool() + " --batch " + jobs.string() + " -j 2 | (sleep 4; cat)"});
+    auto r = run_cli({"--timeout", "60", "sh", "-c", tool() + " --batch " + jobs.string() + " -j 2 | (sleep 4; cat)"});
     BOOST_TEST(r.code == 0, r.err);
     std::map<std::string, json::object> byid;
     for (auto& o : json_lines(r.out)) byid[str(o.at("id"))] = o;
@@ -503,7 +503,7 @@ BOOST_AUTO_TEST_CASE(a_reader_that_falls_behind_stops_new_jobs_not_running_ones)
         lines.push_back(job({"sh", "-c", "echo x >> " + log.string() + "; head -c 300000 /dev/zero | tr '\\0' x"},
                             "\"id\":" + std::to_string(i)));
     write_jobs(lines);
-    auto r = run_cli({"sh", "-c",
+    auto r = run_cli({"--timeout", "60", "sh", "-c",
                       tool() + " --batch " + jobs.string() + " -j 2 | (sleep 3; wc -l < " + log.string() + " > " +
                           seen.string() + "; cat)"});
     BOOST_TEST(r.code == 0, r.err);

@@ -5,6 +5,8 @@
 #include "driver_fixture.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -283,6 +285,42 @@ BOOST_DATA_TEST_CASE(the_engine_is_told_to_remove_a_container_only_after_ending_
     BOOST_TEST(lines.size() == 2u, "client invocations after a timeout:\n" << join(lines, "\n"));
     BOOST_TEST(std::count(lines.begin(), lines.end(), expected_rm) == 1, "expected one '" << expected_rm << "'");
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_CASE(a_long_cleanup_does_not_delay_another_executions_timeout)
+{
+    // 100,000 files in a work dir: removing them takes seconds, on a thread of its own. An
+    // execution started as that removal begins must still time out on time.
+    SANDBOX_REQUIRE_DRIVER(driver::bubblewrap);
+    const auto r = make_runner(execution_policy::defaults().with_timeout(120s), driver::bubblewrap);
+    auto quick = make_runner(execution_policy::defaults().with_timeout(500ms), driver::host);
+    asio::io_context ctx;
+    std::optional<double> late_ms;
+    std::optional<std::chrono::steady_clock::time_point> removal_done;
+    bool started_b = false;
+    auto b = [&]() -> asio::awaitable<void> {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<std::string> argv{"sleep", "5"};
+        const auto res = co_await quick->execute(std::move(argv));
+        BOOST_TEST(res.timed_out);
+        late_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - (t0 + 500ms)).count();
+    };
+    auto a = [&]() -> asio::awaitable<void> {
+        std::vector<std::string> argv{"sh", "-c", "seq 100000 | xargs touch && echo created"};
+        const auto res = co_await r->execute(std::move(argv), std::nullopt, [&](stream_kind, std::string_view chunk) {
+            if (!started_b && chunk.find("created") != std::string_view::npos) {
+                started_b = true;
+                asio::co_spawn(ctx, b(), asio::detached);
+            }
+        });
+        removal_done = std::chrono::steady_clock::now();
+        BOOST_TEST(res.exit_code == 0, res.err);
+    };
+    asio::co_spawn(ctx, a(), asio::detached);
+    ctx.run_for(120s);
+    BOOST_TEST_REQUIRE(late_ms.has_value());
+    BOOST_TEST(*late_ms < 50.0, "the 500 ms timeout fired " << *late_ms << " ms late");
+    BOOST_TEST(removal_done.has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -308,9 +308,12 @@ BOOST_AUTO_TEST_CASE(a_process_sigkill_cannot_end_is_given_up_on)
     BOOST_TEST(ms_since_start(m.next_deadline()) == 3100);
     BOOST_TEST(m.on_deadline(t0 + 3000ms) == nothing);
     BOOST_TEST(m.on_deadline(t0 + 3100ms) == (exec_actions{.stop_reading = true, .abandon = true}));
-    BOOST_TEST(m.phase() == exec_phase::done);
+    BOOST_TEST(m.phase() == exec_phase::abandoned);
     BOOST_TEST(reason(m) == "wall");
+    // Nothing is asked of an abandoned execution any more.
     BOOST_TEST(m.on_exit(t0 + 4s) == nothing);
+    BOOST_TEST(m.on_cancel(t0 + 4s) == nothing);
+    BOOST_TEST((m.next_deadline() == clock_type::time_point::max()));
 }
 
 BOOST_AUTO_TEST_CASE(cancel_while_draining_stops_reading_and_reaps)
@@ -430,6 +433,30 @@ BOOST_AUTO_TEST_CASE(the_watch_and_a_timeout_due_together_both_happen)
     t.exit_watch_delay = 50ms;
     exec_machine m(t, t0);
     BOOST_TEST(m.on_deadline(t0 + 50ms) == (exec_actions{.signal_group = SIGTERM, .watch_exit = true, .close_stdin = true}));
+}
+
+BOOST_AUTO_TEST_CASE(no_clock_runs_while_spawning)
+{
+    exec_machine m(timing(1s, 500ms));
+    BOOST_TEST(m.phase() == exec_phase::spawning);
+    BOOST_TEST((m.next_deadline() == clock_type::time_point::max()));
+    BOOST_TEST(m.on_deadline(t0 + 10s) == nothing);
+    BOOST_TEST(m.on_exit(t0 + 10s) == nothing);  // cannot have exited before it exists
+    // The clocks start at the spawn.
+    BOOST_TEST(m.on_spawned(t0) == nothing);
+    BOOST_TEST(m.phase() == exec_phase::running);
+    BOOST_TEST((m.next_deadline() == t0 + 500ms));
+    BOOST_TEST(m.on_spawned(t0 + 1s) == nothing);  // once
+}
+
+BOOST_AUTO_TEST_CASE(a_cancellation_during_the_spawn_terminates_once_spawned)
+{
+    exec_machine m(timing(5s));
+    BOOST_TEST(m.on_cancel(t0) == nothing);
+    BOOST_TEST(m.cancelled());
+    BOOST_TEST(m.phase() == exec_phase::spawning);
+    BOOST_TEST(m.on_spawned(t0 + 1ms) == term_actions);
+    BOOST_TEST(m.phase() == exec_phase::terminating);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: BSL-1.0
+//
+// sandbox::process, the handle users hold: its I/O and its end.
+#include "run/process_state.hpp"
+
+#include <sandbox/process.hpp>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <cstring>
+
+namespace sandbox {
+
+process::process(std::shared_ptr<detail::process_state> state) noexcept : state_(std::move(state)) {}
+process::process(process&&) noexcept = default;
+process& process::operator=(process&& o) noexcept
+{
+    if (this != &o) {
+        if (state_) state_->shut_down();
+        state_ = std::move(o.state_);
+    }
+    return *this;
+}
+process::~process()
+{
+    if (state_) state_->shut_down();
+}
+
+pid_t process::pid() const noexcept
+{
+    std::lock_guard lock(state_->mutex);
+    return state_->child.pid();
+}
+
+asio::awaitable<void> process::write(std::string_view data)
+{
+    auto st = state_;
+    co_await asio::async_write(st->in, asio::buffer(data.data(), data.size()), asio::use_awaitable);
+}
+
+void process::close_stdin() noexcept
+{
+    // On the strand: the socket is not safe to close from another thread mid-operation.
+    asio::dispatch(state_->strand, [st = state_] {
+        boost::system::error_code ignored;
+        st->in.close(ignored);
+    });
+}
+
+asio::awaitable<std::size_t> process::read_some(asio::mutable_buffer buffer)
+{
+    auto st = state_;
+    if (!st->line_buffer.empty()) {
+        const auto n = std::min(buffer.size(), st->line_buffer.size());
+        std::memcpy(buffer.data(), st->line_buffer.data(), n);
+        st->line_buffer.erase(0, n);
+        co_return n;
+    }
+    boost::system::error_code ec;
+    const auto n = co_await st->out.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == asio::error::eof) co_return 0;
+    if (ec) throw boost::system::system_error(ec, "process: reading stdout");
+    co_return n;
+}
+
+asio::awaitable<std::optional<std::string>> process::read_line()
+{
+    auto st = state_;
+    boost::system::error_code ec;
+    const auto n = co_await asio::async_read_until(st->out, asio::dynamic_buffer(st->line_buffer), '\n',
+                                                   asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+        std::string line = st->line_buffer.substr(0, n - 1);
+        st->line_buffer.erase(0, n);
+        co_return line;
+    }
+    if (ec != asio::error::eof) throw boost::system::system_error(ec, "process: reading stdout");
+    if (st->line_buffer.empty()) co_return std::nullopt;
+    co_return std::exchange(st->line_buffer, {});
+}
+
+std::string process::stderr_tail() const
+{
+    std::lock_guard lock(state_->mutex);
+    detail::tail_buffer copy = state_->err_tail;
+    return copy.take();
+}
+
+bool process::running() const noexcept
+{
+    std::lock_guard lock(state_->mutex);
+    return state_->child && !state_->child.reaped();
+}
+
+asio::awaitable<exec_result> process::wait()
+{
+    auto st = state_;
+    auto w = std::make_shared<detail::process_state::waiter>(co_await asio::this_coro::executor);
+    if (st->add_waiter(w)) {
+        boost::system::error_code ec;
+        co_await w->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        std::unique_lock lock(st->mutex);
+        if (!st->finished) {  // our caller was cancelled, not woken
+            std::erase(st->waiters, w);
+            throw boost::system::system_error(asio::error::operation_aborted, "process::wait");
+        }
+    }
+    std::lock_guard lock(st->mutex);
+    exec_result r = st->result;
+    detail::tail_buffer copy = st->err_tail;
+    r.truncated_err = copy.truncated();
+    r.err = copy.take();
+    co_return r;
+}
+
+void process::kill() noexcept { state_->kill_tree(); }
+
+}  // namespace sandbox
