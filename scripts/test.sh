@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything the tests need (build dependencies and the real engines: Docker,
-# Podman, bubblewrap, firejail), builds, and runs the whole suite twice: a normal build
-# and an AddressSanitizer + UndefinedBehaviorSanitizer build. Fails when a test fails.
+# Podman, bubblewrap, firejail), builds, and runs the whole suite three times: a normal build,
+# an AddressSanitizer + UndefinedBehaviorSanitizer build and a ThreadSanitizer build. Fails when
+# a test fails or a sanitizer reports anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -22,4 +23,7 @@ run_suite build
 echo "== sanitizer build (ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_suite build-sanitize -DSANDBOX_ENABLE_SANITIZERS=ON -DSANDBOX_BUILD_BENCH=OFF -DSANDBOX_INSTALL=OFF
+echo "== sanitizer build (ThreadSanitizer)"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    run_suite build-tsan -DSANDBOX_ENABLE_TSAN=ON -DSANDBOX_BUILD_BENCH=OFF -DSANDBOX_INSTALL=OFF
 echo "all tests passed"
