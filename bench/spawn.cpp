@@ -7,7 +7,7 @@
 //   3. 1 GiB of stdout captured under a 1 MiB cap vs a raw pipe read loop;
 //   4. resident memory per in-flight execution with 1000 sleeping commands.
 //
-// Usage: bench_spawn [--runs N] [--rounds R] [--quick] [--json FILE]
+// Usage: bench_spawn [--runs N] [--rounds R] [--quick] [--json FILE] [--only SUBSTRING]
 #include <sandbox/sandbox.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -179,6 +179,9 @@ double fork_rate(int runs)
 }
 
 int rounds = 7;
+std::string only;  // --only: run the figures whose name contains it
+
+bool wanted(const std::string& name) { return only.empty() || name.find(only) != std::string::npos; }
 
 // Raw and library alternate, in turn first, for `rounds` rounds, and each side reports its
 // median round: a machine shared with other work slows some rounds down, the alternation
@@ -206,16 +209,20 @@ std::pair<double, double> median_of(Raw raw_fn, Lib lib_fn)
 void spawn_figures(int runs, const std::string& suffix)
 {
     for (int inflight : {1, 64}) {
+        const auto name = "spawn /bin/true, " + std::to_string(inflight) + " in flight" + suffix;
+        if (!wanted(name)) continue;
         auto [raw, lib] = median_of([&] { return raw_spawn_rate(runs, inflight); },
                                   [&] { return lib_spawn_rate(runs, inflight); });
-        report({"spawn /bin/true, " + std::to_string(inflight) + " in flight" + suffix, "/s", raw, lib});
+        report({name, "/s", raw, lib});
     }
     // The same load spread over every core: the io_context run by one thread per core,
     // against raw loops on as many threads.
     const int cores = std::max(2, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
+    const auto name = "spawn /bin/true, 64 in flight, " + std::to_string(cores) + " threads" + suffix;
+    if (!wanted(name)) return;
     auto [raw, lib] = median_of([&] { return raw_spawn_rate(runs, 64, cores); },
                               [&] { return lib_spawn_rate(runs, 64, cores); });
-    report({"spawn /bin/true, 64 in flight, " + std::to_string(cores) + " threads" + suffix, "/s", raw, lib});
+    report({name, "/s", raw, lib});
 }
 
 constexpr std::uint64_t capture_bytes = 1ull << 30;
@@ -323,8 +330,9 @@ int main(int argc, char** argv)
         else if (a == "--quick") quick = true;
         else if (a == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
         else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+        else if (a == "--only" && i + 1 < argc) only = argv[++i];
         else {
-            std::cerr << "usage: bench_spawn [--runs N] [--rounds R] [--quick] [--json FILE]\n";
+            std::cerr << "usage: bench_spawn [--runs N] [--rounds R] [--quick] [--json FILE] [--only SUBSTRING]\n";
             return 2;
         }
     }
@@ -344,18 +352,20 @@ int main(int argc, char** argv)
                     runs, rounds, ::sysconf(_SC_NPROCESSORS_ONLN));
         spawn_figures(runs, "");
 
-        {
+        if (wanted("spawn /bin/true, 1 in flight, 2 GiB parent") || wanted("spawn /bin/true, 64 in flight, 2 GiB parent") ||
+            wanted("threads, 2 GiB parent") || wanted("fork")) {
             void* block = nullptr;
             const std::size_t two_gib = 2ull << 30;
             touch_parent(two_gib, block);
             spawn_figures(runs, ", 2 GiB parent");
-            const double forks = fork_rate(quick ? 5 : 20);
-            std::printf("%-44s %10.1f /s  (for contrast: what a forking launcher gets)\n",
+            const double forks = wanted("fork") ? fork_rate(quick ? 5 : 20) : 0;
+            if (wanted("fork"))
+                std::printf("%-44s %10.1f /s  (for contrast: what a forking launcher gets)\n",
                         "fork+exec /bin/true, 2 GiB parent", forks);
             ::munmap(block, two_gib);
         }
 
-        {
+        if (wanted("capture")) {
             const int saved = rounds;
             rounds = quick ? 1 : 3;
             auto [raw, lib] = median_of(raw_capture_rate, lib_capture_rate);
@@ -363,8 +373,9 @@ int main(int argc, char** argv)
             report({"capture 1 GiB stdout, 1 MiB cap", "MB/s", raw, lib});
         }
 
-        const double kib = kib_per_inflight(quick ? 200 : 1000);
-        std::printf("%-44s %10.1f KiB per execution (limit 64)\n",
+        const double kib = wanted("resident") ? kib_per_inflight(quick ? 200 : 1000) : 0;
+        if (wanted("resident"))
+            std::printf("%-44s %10.1f KiB per execution (limit 64)\n",
                     quick ? "resident memory, 200 sleeping commands" : "resident memory, 1000 sleeping commands", kib);
 
         if (!json_path.empty()) {
