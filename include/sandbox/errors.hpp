@@ -2,17 +2,63 @@
 #ifndef SANDBOX_ERRORS_HPP
 #define SANDBOX_ERRORS_HPP
 
-#include <stdexcept>
+#include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
+
 #include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace sandbox {
+
+/// Why the library could not do what was asked, as Boost.System error codes (category
+/// "sandbox"). Compare with `ec == sandbox::errc::command_not_found`.
+enum class errc {
+    driver_unavailable = 1,  ///< the tool or engine binary is missing or unusable
+    engine_failed,           ///< the engine refused: daemon down, image not present, user refused
+    command_not_found,       ///< the command does not exist (a shell's 127)
+    command_not_executable,  ///< it exists but cannot be executed (a shell's 126)
+    bad_working_directory,   ///< the working directory does not exist or cannot be entered
+    outside_root,            ///< a path leaves the base dir or the workspace
+    limit_not_enforced,      ///< a limit the caller required cannot be enforced by this driver
+};
+
+/// The category of sandbox::errc; its name() is "sandbox".
+const boost::system::error_category& sandbox_category() noexcept;
+
+inline boost::system::error_code make_error_code(errc e) noexcept
+{
+    return {static_cast<int>(e), sandbox_category()};
+}
+
+/// The enumerator's name, e.g. "command_not_found" (the JSON `start_error.code`).
+std::string_view to_string(errc e) noexcept;
+
+}  // namespace sandbox
+
+template <>
+struct boost::system::is_error_code_enum<sandbox::errc> : std::true_type {};
 
 namespace sandbox {
 
 /// A driver could not launch the command: its binary is missing or unusable, its engine is
-/// not running, or its work dir could not be made. The message says which and why, e.g.
+/// not running, or its work dir could not be made. code() says which kind (an errc, or the
+/// system's errno when the OS refused); what() says which and why, e.g.
 /// "Failed to start docker: /usr/bin/docker: No such file or directory".
-class launch_error : public std::runtime_error {
+class launch_error : public boost::system::system_error {
 public:
-    using std::runtime_error::runtime_error;
+    launch_error(boost::system::error_code code, const std::string& message)
+        : boost::system::system_error(code, message), message_(message)
+    {
+    }
+    /// A launch error of kind errc::driver_unavailable.
+    explicit launch_error(const std::string& message) : launch_error(errc::driver_unavailable, message) {}
+
+    /// The message alone, without the code's text appended.
+    const char* what() const noexcept override { return message_.c_str(); }
+
+private:
+    std::string message_;
 };
 
 }  // namespace sandbox

@@ -5,6 +5,7 @@
 #include <sandbox/detail/config.hpp>
 
 #include <boost/json/fwd.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -16,6 +17,7 @@ namespace sandbox {
 
 namespace exit_codes {
 inline constexpr int timeout = 124;            ///< GNU timeout convention
+inline constexpr int cannot_execute = 126;     ///< the command exists but cannot be executed
 inline constexpr int command_not_found = 127;  ///< the command could not be started
 }  // namespace exit_codes
 
@@ -45,6 +47,10 @@ struct exec_result {
     std::optional<timeout_reason> timeout;  ///< wall or idle, set when timed_out
     int term_signal = 0;                    ///< signal that ended the process, 0 if it exited
     resource_usage usage;
+    /// Why the command did not start (a sandbox::errc such as command_not_found, or the
+    /// system's code); empty when it started. The exit code is then 127 (126 for
+    /// errc::command_not_executable) and stderr starts with "Failed to start".
+    boost::system::error_code start_error;
 
     bool success() const noexcept { return exit_code == 0 && !timed_out; }
     /// out + ("\n" if both are non-empty) + err
@@ -55,7 +61,8 @@ struct exec_result {
 
 // JSON keys, in order: stdout, stderr, exit_code, duration (seconds), timed_out,
 // truncated_stdout, truncated_stderr, success, timeout_reason (null, "wall", "idle"),
-// term_signal, usage {user_cpu_seconds, system_cpu_seconds, max_rss_bytes}.
+// term_signal, usage {user_cpu_seconds, system_cpu_seconds, max_rss_bytes}, start_error (null
+// or {code, message}: code is the errc name, or "<category>:<value>" for a system code).
 // value_to accepts any subset of these keys (missing ones take defaults; "success" is
 // derived and ignored) and throws std::invalid_argument naming a bad key.
 void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const exec_result& r);

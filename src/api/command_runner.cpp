@@ -13,7 +13,8 @@ command_runner::~command_runner() = default;
 
 process command_runner::start(asio::any_io_executor, std::vector<std::string>)
 {
-    throw launch_error("this runner cannot start long-lived processes");
+    throw launch_error(make_error_code(boost::system::errc::operation_not_supported),
+                       "this runner cannot start long-lived processes");
 }
 
 namespace {

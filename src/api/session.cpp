@@ -52,13 +52,17 @@ std::string basename_of(const std::string& path)
 // Makes a directory owned by the user commands run as, so they can write their state.
 void make_private_dir(const std::filesystem::path& dir, uid_t uid, gid_t gid, bool chown_it)
 {
-    if (::mkdir(dir.c_str(), 0700) != 0)
-        throw launch_error("Failed to start session: cannot create " + dir.string() + ": " +
-                           std::error_code(errno, std::system_category()).message());
+    if (::mkdir(dir.c_str(), 0700) != 0) {
+        const int err = errno;
+        throw launch_error({err, boost::system::system_category()},
+                           "Failed to start session: cannot create " + dir.string() + ": " +
+                               std::error_code(err, std::system_category()).message());
+    }
     if (::chmod(dir.c_str(), 0700) != 0 || (chown_it && ::chown(dir.c_str(), uid, gid) != 0)) {
         const int err = errno;
         ::rmdir(dir.c_str());
-        throw launch_error("Failed to start session: cannot prepare " + dir.string() + ": " +
+        throw launch_error({err, boost::system::system_category()},
+                           "Failed to start session: cannot prepare " + dir.string() + ": " +
                            std::error_code(err, std::system_category()).message());
     }
 }
@@ -85,7 +89,8 @@ session::session(execution_policy policy, driver d, driver_options options) : po
             make_private_dir(dir_ / "work", uid, gid, chown_it);
             options.work_dir = dir_ / "work";
             if (dir_.native().find(':') != std::string::npos)
-                throw launch_error("Failed to start session: the session directory " + dir_.string() +
+                throw launch_error(errc::bad_working_directory,
+                                   "Failed to start session: the session directory " + dir_.string() +
                                    " cannot be mounted (its path holds ':')");
             options.extra_mounts.push_back({(dir_ / "state").string(), state_mount, "rw"});
             state_path_ = d == driver::firejail ? (dir_ / "state").string() : state_mount;

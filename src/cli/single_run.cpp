@@ -12,47 +12,22 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/system/system_error.hpp>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
-#include <filesystem>
 
 namespace sandbox::cli {
 
 namespace {
 
-// The host driver reports every failure to start as 127 with stderr "Failed to start host
-// process: ...". Shells say 126 when the command exists but cannot be executed (no execute
-// permission, a directory, a bad binary), and 127 only when it is not found: tell them apart
-// the way a shell does, by looking the name up on PATH. The command runs in the policy's
-// base_dir, not in our working directory, so a name with a slash, and a relative PATH entry
-// (an empty one is "."), mean a path from there.
-bool command_exists(const std::string& name, const std::filesystem::path& base_dir)
+// A command that did not start: 127 and 126 as a shell says them; anything else (the base
+// dir missing, descriptors running out) is the sandbox's failure, 125.
+int exit_status_of(const exec_result& r)
 {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (name.find('/') != std::string::npos) return fs::exists(base_dir / name, ec);  // (an absolute name wins)
-    const char* path = std::getenv("PATH");
-    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    while (true) {
-        const auto colon = dirs.find(':');
-        const auto dir = dirs.substr(0, colon);
-        if (fs::exists(base_dir / fs::path(dir.empty() ? "." : dir) / name, ec)) return true;
-        if (colon == std::string_view::npos) return false;
-        dirs.remove_prefix(colon + 1);
-    }
-}
-
-int start_failure_status(const options& o, const execution_policy& policy, const exec_result& r)
-{
-    if (o.driver != driver::host || r.exit_code != exit_codes::command_not_found ||
-        !r.err.starts_with("Failed to start host process"))
-        return r.exit_code;
-    std::error_code ec;
-    if (!std::filesystem::is_directory(policy.base_dir(), ec)) return exit_status::sandbox_failed;
-    return command_exists(o.command.front(), policy.base_dir()) ? exit_status::cannot_execute : r.exit_code;
+    if (!r.start_error) return r.exit_code;
+    if (r.start_error == errc::command_not_found) return exit_codes::command_not_found;
+    if (r.start_error == errc::command_not_executable) return exit_status::cannot_execute;
+    return exit_status::sandbox_failed;
 }
 
 void say(const std::string& line) noexcept
@@ -111,6 +86,9 @@ int run_single(const options& o, const execution_policy& policy)
     if (error) {
         try {
             std::rethrow_exception(error);
+        } catch (const launch_error& e) {
+            say(e.what());
+            return exit_status::sandbox_failed;
         } catch (const boost::system::system_error& e) {
             if (e.code() == asio::error::operation_aborted && stop.received()) {
                 say("stopped the command on " + signal_name(stop.received()));
@@ -121,9 +99,6 @@ int run_single(const options& o, const execution_policy& policy)
         } catch (const write_error& e) {
             if (e.error == EPIPE) return 128 + SIGPIPE;  // as if we had died of it, after stopping the command
             say(std::string("cannot write the output: ") + e.what());
-            return exit_status::sandbox_failed;
-        } catch (const launch_error& e) {
-            say(e.what());
             return exit_status::sandbox_failed;
         } catch (const std::exception& e) {
             say(e.what());
@@ -140,8 +115,7 @@ int run_single(const options& o, const execution_policy& policy)
         }
     }
     // The library's start-failure message has no newline of its own; end the line we streamed.
-    if (!o.json && result.exit_code == exit_codes::command_not_found && !result.err.empty() &&
-        result.err.back() != '\n' && result.err.starts_with("Failed to start")) {
+    if (!o.json && result.start_error && !result.err.empty() && result.err.back() != '\n') {
         try {
             write_all(STDERR_FILENO, "\n");
         } catch (...) {
@@ -151,7 +125,7 @@ int run_single(const options& o, const execution_policy& policy)
         say("the command's exit status was lost");
         return exit_status::sandbox_failed;
     }
-    return start_failure_status(o, policy, result);
+    return exit_status_of(result);
 }
 
 }  // namespace sandbox::cli

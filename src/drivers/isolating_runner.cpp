@@ -145,9 +145,9 @@ private:
         default: return "BWRAP_BIN";
         }
     }
-    [[noreturn]] void fail(const std::string& why) const
+    [[noreturn]] void fail(const std::string& why, boost::system::error_code code = errc::engine_failed) const
     {
-        throw launch_error("Failed to start " + std::string(tool()) + ": " + why);
+        throw launch_error(code, "Failed to start " + std::string(tool()) + ": " + why);
     }
 
     sandbox_setup prepare(run_resources& res) const
@@ -164,11 +164,13 @@ private:
             if (auto blocked = first_unsearchable(base, s.uid, s.gid); !blocked.empty())
                 fail("base directory " + base.string() + " is not reachable for uid " + std::to_string(s.uid) +
                      ", which bwrap runs as (" + blocked.string() + " is not searchable by it; use a base dir such "
-                     "as /tmp, or chmod o+x " + blocked.string() + ")");
+                     "as /tmp, or chmod o+x " + blocked.string() + ")",
+                     errc::bad_working_directory);
         }
         if (options_.work_dir.empty()) {
             if (container() && policy_.base_dir().native().find(':') != std::string::npos)
-                fail("base directory " + policy_.base_dir().string() + " contains ':', which -v cannot mount");
+                fail("base directory " + policy_.base_dir().string() + " contains ':', which -v cannot mount",
+                     errc::bad_working_directory);
             // The command runs as uid 65534 under a root caller (firejail excepted: it runs
             // the command as the caller), so the work dir must be theirs to write.
             const bool chown_it = root && driver_ != driver::firejail;
@@ -191,7 +193,7 @@ private:
         s.mounts = mounts_for(policy_, driver_);
         for (auto m : options_.extra_mounts) {
             if (m.host.find(':') != std::string::npos || m.container.find(':') != std::string::npos)
-                fail("mount " + m.host + " -> " + m.container + " holds ':'");
+                fail("mount " + m.host + " -> " + m.container + " holds ':'", make_error_code(boost::system::errc::invalid_argument));
             if (driver_ == driver::firejail) m.container = m.host;
             s.mounts.push_back(std::move(m));
         }
@@ -200,7 +202,8 @@ private:
             // Fail closed: a path firejail would glob could open more of the host than asked.
             auto check = [&](const std::string& path, const char* what) {
                 if (auto why = firejail_path_problem(path); !why.empty())
-                    fail(std::string(what) + " " + path + " cannot be given to firejail: " + why);
+                    fail(std::string(what) + " " + path + " cannot be given to firejail: " + why,
+                         make_error_code(boost::system::errc::invalid_argument));
             };
             check(s.work_dir.string(), "work dir");
             for (const auto& m : s.mounts) check(m.host, m.read_only() ? "readable path" : "writable path");
@@ -215,13 +218,13 @@ private:
             } else {
                 s.rlimit_as = policy_.memory_limit_bytes();  // per process only: see caps()
                 s.prlimit = find_on_path("prlimit");
-                if (driver_ == driver::bubblewrap && s.prlimit.empty()) fail("prlimit (util-linux) not found");
+                if (driver_ == driver::bubblewrap && s.prlimit.empty()) fail("prlimit (util-linux) not found", errc::driver_unavailable);
             }
         }
         if (driver_ == driver::bubblewrap && root) {
             s.drop_to_uid = true;
             s.setpriv = find_on_path("setpriv");
-            if (s.setpriv.empty()) fail("setpriv (util-linux) not found; it starts bwrap unprivileged");
+            if (s.setpriv.empty()) fail("setpriv (util-linux) not found; it starts bwrap unprivileged", errc::driver_unavailable);
         }
         return s;
     }

@@ -23,10 +23,13 @@ namespace {
 
 std::string errno_text(int err) { return std::error_code(err, std::system_category()).message(); }
 
-[[noreturn]] void fail(std::string_view error_name, const std::string& why)
+[[noreturn]] void fail(std::string_view error_name, const std::string& why,
+                       boost::system::error_code code = errc::driver_unavailable)
 {
-    throw launch_error("Failed to start " + std::string(error_name) + ": " + why);
+    throw launch_error(code, "Failed to start " + std::string(error_name) + ": " + why);
 }
+
+boost::system::error_code system_code(int err) { return {err, boost::system::system_category()}; }
 
 // Why `path` cannot be executed, or empty when it can.
 std::string not_executable(const std::string& path)
@@ -109,17 +112,21 @@ std::filesystem::path create_work_dir(const std::filesystem::path& base, const s
 {
     struct stat st {};
     if (::stat(base.c_str(), &st) != 0)
-        fail(error_name, "base directory " + base.string() + " is invalid: " + errno_text(errno));
-    if (!S_ISDIR(st.st_mode)) fail(error_name, "base directory " + base.string() + " is not a directory");
+        fail(error_name, "base directory " + base.string() + " is invalid: " + errno_text(errno),
+             errc::bad_working_directory);
+    if (!S_ISDIR(st.st_mode))
+        fail(error_name, "base directory " + base.string() + " is not a directory", errc::bad_working_directory);
     const auto dir = base / name;
     // mkdir applies the umask; chmod makes 0700 exact.
-    if (::mkdir(dir.c_str(), 0700) != 0)
-        fail(error_name, "cannot create work dir " + dir.string() + ": " + errno_text(errno));
+    if (::mkdir(dir.c_str(), 0700) != 0) {
+        const int err = errno;
+        fail(error_name, "cannot create work dir " + dir.string() + ": " + errno_text(err), system_code(err));
+    }
     if (::chmod(dir.c_str(), 0700) != 0 ||
         (owner != static_cast<uid_t>(-1) && ::chown(dir.c_str(), owner, group) != 0)) {
         const int err = errno;
         ::rmdir(dir.c_str());
-        fail(error_name, "cannot prepare work dir " + dir.string() + ": " + errno_text(err));
+        fail(error_name, "cannot prepare work dir " + dir.string() + ": " + errno_text(err), system_code(err));
     }
     return dir;
 }

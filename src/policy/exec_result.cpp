@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include <sandbox/errors.hpp>
 #include <sandbox/exec_result.hpp>
 #include <sandbox/json.hpp>
 
@@ -6,6 +7,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <charconv>
 #include <cmath>
 #include <stdexcept>
 
@@ -33,6 +35,37 @@ std::chrono::nanoseconds from_seconds(const json::value& v, std::string_view wha
     return std::chrono::nanoseconds(std::llround(s * 1e9));
 }
 
+json::value start_error_to_json(const boost::system::error_code& ec)
+{
+    if (!ec) return nullptr;
+    std::string code = ec.category() == sandbox_category() ? std::string(to_string(static_cast<errc>(ec.value())))
+                                                            : std::string(ec.category().name()) + ":" + std::to_string(ec.value());
+    return json::object{{"code", std::move(code)}, {"message", ec.message()}};
+}
+
+// The inverse for the codes the library produces: sandbox names and system values.
+boost::system::error_code start_error_from_json(const json::value& v, std::string_view what)
+{
+    if (v.is_null()) return {};
+    const auto* o = v.if_object();
+    const auto* code = o ? o->if_contains("code") : nullptr;
+    if (!code || !code->is_string())
+        throw std::invalid_argument(detail::json_key_error(what, "start_error", "must be null or an object with a string \"code\""));
+    const std::string_view name = code->get_string();
+    for (int e = static_cast<int>(errc::driver_unavailable); e <= static_cast<int>(errc::limit_not_enforced); ++e)
+        if (to_string(static_cast<errc>(e)) == name) return static_cast<errc>(e);
+    for (const auto* cat : {&boost::system::system_category(), &boost::system::generic_category()}) {
+        const std::string prefix = std::string(cat->name()) + ":";
+        if (name.starts_with(prefix)) {
+            const auto digits = name.substr(prefix.size());
+            int value = 0;
+            const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+            if (ec == std::errc() && end == digits.data() + digits.size() && value > 0) return {value, *cat};
+        }
+    }
+    throw std::invalid_argument(detail::json_key_error(what, "start_error.code", "is not a known error code"));
+}
+
 }  // namespace
 
 void tag_invoke(const json::value_from_tag&, json::value& jv, const exec_result& r)
@@ -56,6 +89,7 @@ void tag_invoke(const json::value_from_tag&, json::value& jv, const exec_result&
         {"system_cpu_seconds", to_seconds(r.usage.system_cpu)},
         {"max_rss_bytes", r.usage.max_rss_bytes},
     };
+    o["start_error"] = start_error_to_json(r.start_error);
     jv = std::move(o);
 }
 
@@ -93,6 +127,8 @@ exec_result tag_invoke(const json::value_to_tag<exec_result>&, const json::value
                 else if (uk == "max_rss_bytes") r.usage.max_rss_bytes = detail::json_unsigned(uv, what, "usage.max_rss_bytes");
                 else throw std::invalid_argument(detail::json_key_error(what, "usage." + std::string(uk), "is not a known key"));
             }
+        } else if (key == "start_error") {
+            r.start_error = start_error_from_json(v, what);
         } else {
             throw std::invalid_argument(detail::json_key_error(what, key, "is not a known key"));
         }

@@ -144,22 +144,27 @@ bool process_state::add_waiter(const std::shared_ptr<waiter>& w)
 process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_limits& limits)
 {
     auto state = std::make_shared<process_state>(ex, std::move(plan), limits);
-    auto fail = [&](const std::string& why) {
+    auto fail = [&](boost::system::error_code code, const std::string& why) {
         const auto message = state->plan.failure_prefix + ": " + why;
+        // On isolating drivers the program that failed is the driver's own tool.
+        if (state->plan.throw_on_start_failure &&
+            (code == errc::command_not_found || code == errc::command_not_executable))
+            code = errc::driver_unavailable;
         state->shut_down();
-        throw launch_error(message);
+        throw launch_error(code, message);
     };
     spawn_request req{.argv = state->plan.argv, .env = state->plan.env, .cwd = state->plan.cwd, .stdin_socket = true};
     child_pipes pipes;
     std::string what;
-    if (auto ec = prepare_spawn(req, pipes, what)) fail(describe_spawn_error(req, ec, what));
+    if (auto ec = prepare_spawn(req, pipes, what))
+        fail(classify_spawn_error(req, ec, what), describe_spawn_error(req, ec, what));
     boost::system::error_code ec;
     if (state->in.assign(asio::local::stream_protocol(), pipes.stdin_w.get(), ec) ||
         state->out.assign(pipes.stdout_r.get(), ec) || state->err.assign(pipes.stderr_r.get(), ec)) {
         if (state->in.is_open()) state->in.release();  // `pipes` still owns and closes them
         if (state->out.is_open()) state->out.release();
         if (state->err.is_open()) state->err.release();
-        fail("cannot watch the pipes: " + ec.message());
+        fail(ec, "cannot watch the pipes: " + ec.message());
     }
     pipes.stdin_w.release();
     pipes.stdout_r.release();
@@ -170,7 +175,7 @@ process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_l
     auto outcome_future = task.get_future();
     run_on(worker::spawn, [&task] { task(); });
     auto o = outcome_future.get();
-    if (o.error) fail(describe_spawn_error(req, o.error, o.what));
+    if (o.error) fail(classify_spawn_error(req, o.error, o.what), describe_spawn_error(req, o.error, o.what));
     {
         std::lock_guard lock(state->mutex);
         state->child = std::move(o.child);

@@ -119,14 +119,15 @@ private:
         std::string what;
         error_code ec;
         if (auto failed = prepare_spawn(*req, pipes, what))
-            return start_failed(plan_.failure_prefix + ": " + describe_spawn_error(*req, failed, what));
+            return start_failed(classify_spawn_error(*req, failed, what),
+                                plan_.failure_prefix + ": " + describe_spawn_error(*req, failed, what));
         // Registering with the reactor can fail (ENOMEM, the epoll watch limit).
         if (out_.d.assign(pipes.stdout_r.get(), ec) || err_.d.assign(pipes.stderr_r.get(), ec) ||
             (pipes.stdin_w && in_.assign(asio::local::stream_protocol(), pipes.stdin_w.get(), ec))) {
             for (auto* d : {&out_.d, &err_.d})
                 if (d->is_open()) d->release();  // `pipes` still owns and closes them
             if (in_.is_open()) in_.release();
-            return start_failed(plan_.failure_prefix + ": cannot watch the pipes: " + ec.message());
+            return start_failed(ec, plan_.failure_prefix + ": cannot watch the pipes: " + ec.message());
         }
         pipes.stdout_r.release();
         pipes.stderr_r.release();
@@ -138,7 +139,9 @@ private:
 
     void spawned(const spawn_request& req, spawn_outcome o)
     {
-        if (o.error) return start_failed(plan_.failure_prefix + ": " + describe_spawn_error(req, o.error, o.what));
+        if (o.error)
+            return start_failed(classify_spawn_error(req, o.error, o.what),
+                                plan_.failure_prefix + ": " + describe_spawn_error(req, o.error, o.what));
         child_ = std::move(o.child);
         start_time_ = o.started;
         wait_readable(stream_kind::out);
@@ -340,7 +343,9 @@ private:
         complete(outcome_error(), std::move(result));
     }
 
-    void start_failed(const std::string& message)
+    // The host driver's contract: a command that cannot start is a 127 (126) result whose
+    // stderr says why. Other drivers' launchers failing is a launch_error.
+    void start_failed(boost::system::error_code code, const std::string& message)
     {
         stop_io();
         exec_result result;
@@ -348,9 +353,13 @@ private:
         if (machine_.cancelled()) {
             ep = aborted();
         } else if (plan_.throw_on_start_failure) {
-            ep = std::make_exception_ptr(launch_error(message));
+            // The program that failed is the driver's own tool, not the user's command.
+            if (code == errc::command_not_found || code == errc::command_not_executable) code = errc::driver_unavailable;
+            ep = std::make_exception_ptr(launch_error(code, message));
         } else {
-            result.exit_code = exit_codes::command_not_found;
+            result.exit_code = code == errc::command_not_executable ? exit_codes::cannot_execute
+                                                                    : exit_codes::command_not_found;
+            result.start_error = code;
             result.err = message;
             if (on_output_) {
                 try {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "run/spawn.hpp"
 
+#include <sandbox/errors.hpp>
+
 
 #include <fcntl.h>
 #include <signal.h>
@@ -215,6 +217,29 @@ std::string describe_spawn_error(const spawn_request& req, std::error_code ec, c
     if (!req.cwd.empty() && !std::filesystem::is_directory(req.cwd, cwd_ec))
         s += " (working directory " + req.cwd.string() + " does not exist or is not a directory)";
     return s;
+}
+
+boost::system::error_code classify_spawn_error(const spawn_request& req, std::error_code ec, const std::string& what)
+{
+    const boost::system::error_code system(ec.value(), boost::system::system_category());
+    if (!what.empty()) return system;  // a step before the exec: pipes, descriptors
+    if (!req.cwd.empty()) {
+        struct stat st {};
+        if (::stat(req.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || ::access(req.cwd.c_str(), X_OK) != 0)
+            return errc::bad_working_directory;
+    }
+    switch (ec.value()) {
+    case ENOENT: return errc::command_not_found;
+    case EACCES:
+    case EPERM:
+    case ENOEXEC:
+    case EISDIR:
+    case ENOTDIR:
+    case ELOOP:
+    case ENAMETOOLONG:
+    case ETXTBSY: return errc::command_not_executable;
+    default: return system;
+    }
 }
 
 }  // namespace sandbox::detail

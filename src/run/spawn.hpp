@@ -9,6 +9,8 @@
 
 #include <sandbox/detail/unique_fd.hpp>
 
+#include <boost/system/error_code.hpp>
+
 #include <sys/types.h>
 
 #include <chrono>
@@ -60,6 +62,11 @@ spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes);
 
 /// "argv[0]: reason" for a failure.
 std::string describe_spawn_error(const spawn_request& req, std::error_code ec, const std::string& what);
+
+/// The kind of a failure, as a shell would see it: errc::command_not_found,
+/// command_not_executable or bad_working_directory for what posix_spawn reports about the
+/// command; the system's code for anything else (descriptors or memory running out).
+boost::system::error_code classify_spawn_error(const spawn_request& req, std::error_code ec, const std::string& what);
 
 }  // namespace sandbox::detail
 

@@ -37,13 +37,15 @@ std::string variable_of(driver d)
     }
 }
 
-// The launch_error message of running `true`, or "" when nothing was thrown.
-std::string launch_error_of(const driver_env& e)
+// The launch_error message of running `true`, or "" when nothing was thrown; its code in
+// `code` when asked.
+std::string launch_error_of(const driver_env& e, boost::system::error_code* code = nullptr)
 {
     try {
         const auto r = e.run({"true"});
         BOOST_ERROR("no launch_error; " << describe(r));
     } catch (const launch_error& err) {
+        if (code) *code = err.code();
         return err.what();
     }
     return {};
@@ -68,7 +70,9 @@ BOOST_DATA_TEST_CASE(a_missing_binary_named_by_the_variable_is_a_launch_error, d
     const std::string missing = "/nonexistent-dir/" + tool_name(d);
     env_guard var(variable_of(d), missing);
     auto runner = e.runner();  // constructing never throws
-    const auto what = launch_error_of(e);
+    boost::system::error_code code;
+    const auto what = launch_error_of(e, &code);
+    BOOST_TEST((code == errc::driver_unavailable), code.message());
     BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
     BOOST_TEST(what.find(missing) != std::string::npos, what);
     BOOST_TEST(what.find("No such file or directory") != std::string::npos, what);
@@ -80,7 +84,9 @@ BOOST_DATA_TEST_CASE(a_missing_or_unusable_binary_in_the_options_is_a_launch_err
     driver_env e(d);
     scratch_dir dir;
     e.options.binary = (dir.path / "missing-tool").string();
-    auto what = launch_error_of(e);
+    boost::system::error_code code;
+    auto what = launch_error_of(e, &code);
+    BOOST_TEST((code == errc::driver_unavailable), code.message());
     BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
     BOOST_TEST(what.find(e.options.binary) != std::string::npos, what);
 
@@ -89,7 +95,8 @@ BOOST_DATA_TEST_CASE(a_missing_or_unusable_binary_in_the_options_is_a_launch_err
     std::ofstream(plain) << "#!/bin/sh\nexit 0\n";
     ::chmod(plain.c_str(), 0644);
     e.options.binary = plain.string();
-    what = launch_error_of(e);
+    what = launch_error_of(e, &code);
+    BOOST_TEST((code == errc::driver_unavailable), code.message());
     BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
     BOOST_TEST(what.find("Permission denied") != std::string::npos, what);
 
@@ -142,7 +149,9 @@ BOOST_AUTO_TEST_CASE(an_installed_docker_engine_that_is_not_running_says_so)
     std::string what;
     {
         env_guard host("DOCKER_HOST", "unix:///nonexistent.sock");
-        what = launch_error_of(e);
+        boost::system::error_code code;
+        what = launch_error_of(e, &code);
+        BOOST_TEST((code == errc::engine_failed), code.message());
     }
     BOOST_TEST(what.rfind("Failed to start docker: the Docker engine is not running", 0) == 0u, what);
     // The reason in parentheses is docker's own: which daemon it could not reach.
@@ -159,7 +168,9 @@ BOOST_DATA_TEST_CASE(a_missing_image_is_a_launch_error_naming_it, data::make(con
     SANDBOX_REQUIRE_DRIVER(d);
     driver_env e(d);
     e.options.image = "sandbox-test/missing-" + random_digits() + ":latest";
-    const auto what = launch_error_of(e);
+    boost::system::error_code code;
+    const auto what = launch_error_of(e, &code);
+    BOOST_TEST((code == errc::engine_failed), code.message());
     BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
     BOOST_TEST(what.find(e.options.image) != std::string::npos, "the message does not name the image: " << what);
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));

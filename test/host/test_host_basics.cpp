@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 using namespace sandbox;
@@ -69,6 +70,31 @@ BOOST_AUTO_TEST_CASE(a_missing_base_dir_is_127_and_named)
     const auto r = run({"true"});
     BOOST_TEST(r.exit_code == 127);
     BOOST_TEST(r.err.find("/nonexistent-sandbox-dir") != std::string::npos);
+    BOOST_TEST((r.start_error == errc::bad_working_directory), r.start_error.message());
+}
+
+BOOST_AUTO_TEST_CASE(start_error_says_why_the_command_did_not_start)
+{
+    BOOST_TEST(!run({"true"}).start_error);
+    BOOST_TEST(!run({"false"}).start_error);  // started, then failed: not a start error
+
+    const auto missing = run({"__missing_command__"});
+    BOOST_TEST((missing.start_error == errc::command_not_found));
+    BOOST_TEST(missing.start_error.category().name() == std::string("sandbox"));
+
+    temp_dir dir;
+    const auto plain = dir.path / "not-executable";
+    std::ofstream(plain) << "#!/bin/sh\necho hi\n";
+    for (const auto& path : {plain, dir.path}) {  // no execute bit; a directory
+        const auto r = run({path.string()});
+        BOOST_TEST((r.start_error == errc::command_not_executable), path << ": " << r.start_error.message());
+        BOOST_TEST(r.exit_code == 126);
+        BOOST_TEST((r.err.rfind("Failed to start host process: " + path.string(), 0) == 0), r.err);
+    }
+
+    const auto empty = run({});
+    BOOST_TEST((empty.start_error == boost::system::errc::invalid_argument), empty.start_error.message());
+    BOOST_TEST(empty.exit_code == 127);
 }
 
 BOOST_AUTO_TEST_CASE(an_empty_argv_is_127_with_the_reason)

@@ -254,7 +254,8 @@ BOOST_AUTO_TEST_CASE(a_start_failure_throws_launch_error)
     process_fixture f;
     auto r = f.runner(driver::host);
     BOOST_CHECK_EXCEPTION(f.start(*r, {"__missing_program__"}), launch_error, [](const launch_error& e) {
-        return std::string(e.what()).rfind("Failed to start host process: __missing_program__", 0) == 0;
+        return std::string(e.what()).rfind("Failed to start host process: __missing_program__", 0) == 0 &&
+               e.code() == errc::command_not_found;
     });
     fake_sandbox fake(execution_policy::defaults());
     BOOST_CHECK_THROW(fake.start(f.ctx.get_executor(), {"cat"}), launch_error);
