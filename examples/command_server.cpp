@@ -19,6 +19,7 @@
 //     curl -s localhost:8080/run -d '{"argv":["uname","-a"]}'
 #include <sandbox/sandbox.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -30,8 +31,11 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -108,12 +112,15 @@ asio::awaitable<response> handle(sandbox::command_runner& runner, beast::tcp_str
     if (auto problem = parse_request(req.body(), argv, input); !problem.empty())
         co_return make_response(req, http::status::bad_request, error_body(problem));
 
+    // The peek completes when the client closes (end of file) or sends more. as_tuple makes
+    // that a success whatever its error code: `||` waits for the first operation to succeed,
+    // so an EOF thrown as an error would never win the race.
     char probe = 0;
     auto outcome = co_await (runner.execute(std::move(argv), std::move(input)) ||
                              stream.socket().async_receive(asio::buffer(&probe, 1), tcp::socket::message_peek,
-                                                           asio::use_awaitable));
-    // The peek finished first: the client sent more before its answer (pipelining is not
-    // supported here) and the command was cancelled. Drop the connection.
+                                                           asio::as_tuple(asio::use_awaitable)));
+    // The peek finished first: the client went away, or sent more before its answer
+    // (pipelining is not supported here), and the command was cancelled. Drop the connection.
     if (outcome.index() == 1) throw boost::system::system_error(asio::error::connection_aborted);
     co_return make_response(req, http::status::ok, sandbox::to_json(std::get<0>(outcome)));
 }
@@ -176,6 +183,56 @@ asio::awaitable<reply> request(tcp::endpoint server, http::verb verb, std::strin
 
 int failures = 0;
 
+// Whether a process whose command line is exactly `cmdline` (arguments joined by spaces) runs.
+bool process_running(const std::string& cmdline)
+{
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream f(entry.path() / "cmdline");
+        std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+        if (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
+        if (cmd == cmdline) {
+            std::ifstream st(entry.path() / "stat");
+            std::string stat((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+            const auto close = stat.rfind(')');
+            if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z') return true;
+        }
+    }
+    return false;
+}
+
+// A client that sends a request for a long command and closes its connection after
+// `after`: returns how long after the close the command was still running.
+asio::awaitable<std::chrono::duration<double>> disconnect_during(tcp::endpoint server, std::string cmdline,
+                                                                 std::chrono::milliseconds after)
+{
+    auto ex = co_await asio::this_coro::executor;
+    beast::tcp_stream stream(ex);
+    co_await stream.async_connect(server, asio::use_awaitable);
+    http::request<http::string_body> req{http::verb::post, "/run", 11};
+    req.set(http::field::host, "localhost");
+    std::string argv_json = "[";
+    for (std::size_t start = 0; start <= cmdline.size();) {
+        auto end = cmdline.find(' ', start);
+        if (end == std::string::npos) end = cmdline.size();
+        argv_json += (argv_json.size() > 1 ? ",\"" : "\"") + cmdline.substr(start, end - start) + "\"";
+        start = end + 1;
+    }
+    req.body() = R"({"argv":)" + argv_json + "]}";
+    req.prepare_payload();
+    co_await http::async_write(stream, req, asio::use_awaitable);
+    asio::steady_timer timer(ex, after);
+    co_await timer.async_wait(asio::use_awaitable);
+    if (!process_running(cmdline)) co_return std::chrono::hours(1);  // it never started
+    stream.close();
+    const auto closed = std::chrono::steady_clock::now();
+    while (process_running(cmdline) && std::chrono::steady_clock::now() - closed < 5s) {
+        timer.expires_after(2ms);
+        co_await timer.async_wait(asio::use_awaitable);
+    }
+    co_return std::chrono::steady_clock::now() - closed;
+}
+
 void expect(bool ok, const std::string& what)
 {
     std::cout << (ok ? "  ok    " : "  FAIL  ") << what << "\n";
@@ -216,6 +273,13 @@ asio::awaitable<void> self_test(tcp::endpoint server)
     expect(no_argv.status == 400, "a body without argv -> 400");
     auto get = co_await request(server, http::verb::get, "");
     expect(get.status == 405, "GET -> 405");
+
+    // A client that goes away cancels its command: the process is gone long before the
+    // policy's 0.5 s timeout would have ended it.
+    const auto lingered = co_await disconnect_during(server, "sleep 7.25", 100ms);
+    expect(lingered < 50ms, "a client that disconnects at 0.1 s: its command gone " +
+                                 std::to_string(std::chrono::duration<double, std::milli>(lingered).count()).substr(0, 5) +
+                                 " ms after the close");
 }
 
 }  // namespace

@@ -11,9 +11,19 @@
 #include <sandbox/output.hpp>
 #include <sandbox/process.hpp>
 
+#include <sandbox/errors.hpp>
+#include <sandbox/exec_options.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_allocator.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/system_executor.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <memory>
 #include <optional>
@@ -25,31 +35,50 @@ namespace sandbox {
 
 /// Runs commands under an execution policy.
 ///
-/// \par Per-operation cancellation
-/// Cancelling the coroutine awaiting execute() (any cancellation type, e.g. through
-/// `awaitable_operators` or `bind_cancellation_slot`) sends SIGTERM to the command's process
-/// tree, SIGKILL after the kill grace, reaps it, and completes with
-/// `asio::error::operation_aborted` (thrown as boost::system::system_error).
+/// \par Cancellation
+/// An execution is cancelled through its handler's cancellation slot (use
+/// asio::bind_cancellation_slot, awaitable_operators, or cancel the awaiting coroutine).
+/// The type chooses the signal sent to the command's process tree, as in Boost.Process:
+/// `terminal` sends SIGKILL at once; `partial` sends SIGTERM and `total` SIGINT, each
+/// followed by SIGKILL after the kill grace. The tree is reaped and the work dir removed
+/// before the operation completes with `asio::error::operation_aborted`. A coroutine
+/// awaiting execute() passes on terminal cancellation only (Asio's default for awaitables).
 ///
 /// \par Thread safety
-/// execute() may be called concurrently, from any number of coroutines on one io_context
+/// Executions may be started concurrently, from any number of coroutines on one io_context
 /// run by any number of threads. Each execution keeps its state on its own strand.
 class command_runner {
 public:
+    using execute_signature = void(std::exception_ptr, exec_result);
+    using execute_handler = asio::any_completion_handler<execute_signature>;
+
     virtual ~command_runner();
 
     virtual const execution_policy& policy() const = 0;
     virtual capabilities caps() const = 0;
 
-    /// Runs argv to completion. A non-zero exit or a timeout is a result, not an error.
-    virtual asio::awaitable<exec_result> execute(std::vector<std::string> argv,
-                                                 std::optional<std::string> stdin_data = std::nullopt,
-                                                 output_callback on_output = {}) = 0;
+    /// Starts argv with I/O objects on `ex`; calls `handler` once, through its associated
+    /// executor (else `ex`), with the result, or with the exception that ended it:
+    /// launch_error, system_error(operation_aborted) after a cancellation through the
+    /// handler's slot, or what `on_output` threw. The building block of execute() and
+    /// async_execute(); drivers implement it.
+    virtual void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+                             execute_handler handler) = 0;
+
+    /// Runs argv to completion. A non-zero exit or a timeout is a result, not an error;
+    /// a launch failure is thrown (launch_error).
+    asio::awaitable<exec_result> execute(std::vector<std::string> argv, exec_options options);
+    /// The same with stdin and an output callback only (the seed's shape).
+    asio::awaitable<exec_result> execute(std::vector<std::string> argv,
+                                         std::optional<std::string> stdin_data = std::nullopt,
+                                         output_callback on_output = {});
 
     /// Starts argv as a long-lived process under this runner's policy (environment, working
-    /// dir, isolation; no timeouts), its I/O objects on `ex`. Throws launch_error when it
-    /// cannot start, or when the runner has no processes (the default).
-    virtual process start(asio::any_io_executor ex, std::vector<std::string> argv);
+    /// dir, isolation; no timeouts), its I/O objects on `ex`; `options` may set the working
+    /// directory and add environment variables. Throws launch_error when it cannot start,
+    /// or when the runner has no processes (the default).
+    virtual process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& options);
+    process start(asio::any_io_executor ex, std::vector<std::string> argv);
 };
 
 /// A runner for `d`. Never throws because a driver binary is missing; execute() does.
@@ -64,16 +93,93 @@ std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string
 exec_result run_sync(command_runner& runner, std::vector<std::string> argv,
                      std::optional<std::string> stdin_data = std::nullopt, output_callback on_output = {});
 
-/// execute() with any completion token; the handler signature is
-/// void(std::exception_ptr, exec_result). The runner must outlive the operation.
-template <typename Executor, typename CompletionToken>
-auto async_execute(const Executor& ex, command_runner& runner, std::vector<std::string> argv,
-                   std::optional<std::string> stdin_data, output_callback on_output, CompletionToken&& token)
+namespace detail {
+
+/// The error code an execution's exception stands for: the launch_error's or
+/// system_error's own code, else errc::callback_failed (the output callback threw).
+boost::system::error_code to_error_code(std::exception_ptr ep) noexcept;
+
+// Calls a void(error_code, exec_result) handler from the runner's void(exception_ptr,
+// exec_result) completion; the handler's associated executor, allocator and cancellation
+// slot stay visible through it.
+template <typename Handler>
+struct error_code_adapter {
+    Handler handler;
+
+    using cancellation_slot_type = asio::associated_cancellation_slot_t<Handler>;
+    cancellation_slot_type get_cancellation_slot() const noexcept
+    {
+        return asio::get_associated_cancellation_slot(handler);
+    }
+
+    void operator()(std::exception_ptr ep, exec_result r)
+    {
+        std::move(handler)(ep ? to_error_code(ep) : boost::system::error_code(), std::move(r));
+    }
+};
+
+struct initiate_execute {
+    template <typename Handler>
+    void operator()(Handler&& handler, command_runner* runner, std::vector<std::string> argv,
+                    exec_options options) const
+    {
+        // I/O objects need an executor with a reactor: the handler's, or when it has none
+        // (a plain callback, use_future), Asio's system executor.
+        asio::any_io_executor ex = asio::get_associated_executor(handler, asio::system_executor());
+        runner->async_start(std::move(ex), std::move(argv), std::move(options),
+                            error_code_adapter<std::decay_t<Handler>>{std::forward<Handler>(handler)});
+    }
+};
+
+}  // namespace detail
+
+/// Runs argv on `runner` with any completion token; the handler signature is
+/// void(boost::system::error_code, exec_result). The error is empty for every result (a
+/// non-zero exit and a timeout are results), a launch_error's code (a sandbox::errc) when
+/// the driver could not launch, asio::error::operation_aborted after a cancellation, and
+/// errc::callback_failed when the output callback threw. The I/O runs on the handler's
+/// associated executor (bind one with asio::bind_executor), else on Asio's system
+/// executor. The runner must outlive the operation.
+template <typename CompletionToken>
+auto async_execute(command_runner& runner, std::vector<std::string> argv, exec_options options,
+                   CompletionToken&& token)
 {
-    return asio::co_spawn(ex, runner.execute(std::move(argv), std::move(stdin_data), std::move(on_output)),
-                          std::forward<CompletionToken>(token));
+    return asio::async_initiate<CompletionToken, void(boost::system::error_code, exec_result)>(
+        detail::initiate_execute{}, token, &runner, std::move(argv), std::move(options));
+}
+
+/// The same with asio::deferred: `co_await async_execute(runner, argv)(asio::use_awaitable)`
+/// or compose it. Overloads rather than default arguments (g++ 12 miscompiles a defaulted
+/// class-type argument of an awaited template call).
+inline auto async_execute(command_runner& runner, std::vector<std::string> argv, exec_options options)
+{
+    return async_execute(runner, std::move(argv), std::move(options), asio::deferred);
+}
+inline auto async_execute(command_runner& runner, std::vector<std::string> argv)
+{
+    return async_execute(runner, std::move(argv), exec_options{}, asio::deferred);
 }
 
 }  // namespace sandbox
+
+// The adapter passes on the handler's associated executor and allocator, with the
+// candidate the operation offers, as Asio's own binders do.
+template <typename Handler, typename Executor>
+struct boost::asio::associated_executor<sandbox::detail::error_code_adapter<Handler>, Executor> {
+    using type = boost::asio::associated_executor_t<Handler, Executor>;
+    static type get(const sandbox::detail::error_code_adapter<Handler>& a, const Executor& ex = Executor()) noexcept
+    {
+        return boost::asio::get_associated_executor(a.handler, ex);
+    }
+};
+
+template <typename Handler, typename Allocator>
+struct boost::asio::associated_allocator<sandbox::detail::error_code_adapter<Handler>, Allocator> {
+    using type = boost::asio::associated_allocator_t<Handler, Allocator>;
+    static type get(const sandbox::detail::error_code_adapter<Handler>& a, const Allocator& al = Allocator()) noexcept
+    {
+        return boost::asio::get_associated_allocator(a.handler, al);
+    }
+};
 
 #endif

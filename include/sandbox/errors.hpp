@@ -21,6 +21,7 @@ enum class errc {
     bad_working_directory,   ///< the working directory does not exist or cannot be entered
     outside_root,            ///< a path leaves the base dir or the workspace
     limit_not_enforced,      ///< a limit the caller required cannot be enforced by this driver
+    callback_failed,         ///< the output callback threw (async_execute's error code for it)
 };
 
 /// The category of sandbox::errc; its name() is "sandbox".

@@ -42,6 +42,10 @@ struct policy_changes {
     std::optional<std::optional<std::vector<std::string>>> env_allowlist{};
 };
 
+/// A wall timeout that never fires: `with_timeout(sandbox::no_timeout)`, or
+/// exec_options::timeout, for commands that must not be cut. JSON: "timeout_seconds": null.
+inline constexpr std::chrono::milliseconds no_timeout = std::chrono::milliseconds::max();
+
 /// Value for policy_changes::idle_timeout that disables the idle timeout.
 inline const std::optional<std::chrono::milliseconds> no_idle_timeout{};
 

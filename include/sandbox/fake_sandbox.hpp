@@ -41,9 +41,9 @@ public:
 
     const execution_policy& policy() const override { return policy_; }
     capabilities caps() const override { return {}; }
-    asio::awaitable<exec_result> execute(std::vector<std::string> argv,
-                                         std::optional<std::string> stdin_data = std::nullopt,
-                                         output_callback on_output = {}) override;
+    void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+                     execute_handler handler) override;
+    using command_runner::execute;
 
     /// The same lookup as execute(), without a coroutine.
     exec_result respond(const std::vector<std::string>& argv, const std::optional<std::string>& stdin_data,

@@ -35,9 +35,9 @@ public:
 
     /// `sh -c <script>` and `bash -c <script>` run in the session; any other argv passes
     /// straight through to the driver, without session state.
-    asio::awaitable<exec_result> execute(std::vector<std::string> argv,
-                                         std::optional<std::string> stdin_data = std::nullopt,
-                                         output_callback on_output = {}) override;
+    void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+                     execute_handler handler) override;
+    using command_runner::execute;
 
     /// `sh -c script` in the session.
     asio::awaitable<exec_result> run(std::string script, std::optional<std::string> stdin_data = std::nullopt,
@@ -50,7 +50,8 @@ public:
                                         output_callback on_output = {});
 
     /// A long-lived process in the session's sandbox (its work dir), without shell state.
-    process start(asio::any_io_executor ex, std::vector<std::string> argv) override;
+    process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& options) override;
+    using command_runner::start;
 
     /// Removes the session's directory. Idempotent; the destructor calls it.
     void close() noexcept;
@@ -59,6 +60,7 @@ public:
     const std::filesystem::path& directory() const noexcept { return dir_; }
 
 private:
+    std::vector<std::string> wrapped(std::string shell, std::string dir, std::string script) const;
     asio::awaitable<exec_result> run_wrapped(std::string shell, std::string dir, std::string script,
                                              std::optional<std::string> stdin_data, output_callback on_output);
 

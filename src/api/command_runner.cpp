@@ -4,22 +4,58 @@
 
 #include "drivers/runners.hpp"
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 namespace sandbox {
 
 command_runner::~command_runner() = default;
 
-process command_runner::start(asio::any_io_executor, std::vector<std::string>)
+process command_runner::start(asio::any_io_executor, std::vector<std::string>, const exec_options&)
 {
     throw launch_error(make_error_code(boost::system::errc::operation_not_supported),
                        "this runner cannot start long-lived processes");
 }
 
-namespace {
+process command_runner::start(asio::any_io_executor ex, std::vector<std::string> argv)
+{
+    return start(std::move(ex), std::move(argv), exec_options{});
+}
 
-}  // namespace
+asio::awaitable<exec_result> command_runner::execute(std::vector<std::string> argv, exec_options options)
+{
+    auto ex = co_await asio::this_coro::executor;
+    co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, execute_signature>(
+        [this](execute_handler h, asio::any_io_executor ex, std::vector<std::string> argv, exec_options options) {
+            async_start(std::move(ex), std::move(argv), std::move(options), std::move(h));
+        },
+        asio::use_awaitable, asio::any_io_executor(ex), std::move(argv), std::move(options));
+}
+
+asio::awaitable<exec_result> command_runner::execute(std::vector<std::string> argv,
+                                                     std::optional<std::string> stdin_data, output_callback on_output)
+{
+    exec_options options;
+    options.stdin_data = std::move(stdin_data);
+    options.on_output = std::move(on_output);
+    co_return co_await execute(std::move(argv), std::move(options));
+}
+
+namespace detail {
+
+boost::system::error_code to_error_code(std::exception_ptr ep) noexcept
+{
+    try {
+        std::rethrow_exception(ep);
+    } catch (const boost::system::system_error& e) {  // launch_error included
+        return e.code();
+    } catch (...) {
+        return errc::callback_failed;
+    }
+}
+
+}  // namespace detail
 
 std::unique_ptr<command_runner> make_runner(execution_policy policy, driver d, driver_options options)
 {
@@ -39,11 +75,13 @@ exec_result run_sync(command_runner& runner, std::vector<std::string> argv, std:
     asio::io_context ctx;
     std::exception_ptr error;
     exec_result result;
-    asio::co_spawn(ctx, runner.execute(std::move(argv), std::move(stdin_data), std::move(on_output)),
-                   [&](std::exception_ptr e, exec_result r) {
-                       error = e;
-                       result = std::move(r);
-                   });
+    exec_options options;
+    options.stdin_data = std::move(stdin_data);
+    options.on_output = std::move(on_output);
+    runner.async_start(ctx.get_executor(), std::move(argv), std::move(options), [&](std::exception_ptr e, exec_result r) {
+        error = e;
+        result = std::move(r);
+    });
     ctx.run();
     if (error) std::rethrow_exception(error);
     return result;

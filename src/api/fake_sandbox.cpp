@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 #include <sandbox/fake_sandbox.hpp>
 
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+
 #include <deque>
 #include <mutex>
 #include <stdexcept>
@@ -74,10 +77,21 @@ exec_result fake_sandbox::respond(const std::vector<std::string>& argv, const st
     return result;
 }
 
-asio::awaitable<exec_result> fake_sandbox::execute(std::vector<std::string> argv, std::optional<std::string> stdin_data,
-                                                   output_callback on_output)
+void fake_sandbox::async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+                               execute_handler handler)
 {
-    co_return respond(argv, stdin_data, on_output);
+    // Answered at once, but completed as an operation: posted, through the handler's executor.
+    std::exception_ptr ep;
+    exec_result result;
+    try {
+        result = respond(argv, options.stdin_data, options.on_output);
+    } catch (...) {
+        ep = std::current_exception();
+    }
+    auto hex = asio::get_associated_executor(handler, ex);
+    asio::post(ex, asio::bind_executor(hex, [h = std::move(handler), ep, r = std::move(result)]() mutable {
+                   std::move(h)(ep, std::move(r));
+               }));
 }
 
 }  // namespace sandbox

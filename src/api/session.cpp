@@ -4,6 +4,8 @@
 #include <sandbox/mount.hpp>
 #include <sandbox/session.hpp>
 
+#include "run/pending_handler.hpp"
+
 #include <unistd.h>
 
 namespace sandbox {
@@ -113,13 +115,19 @@ void session::close() noexcept
     dir_.clear();
 }
 
-asio::awaitable<exec_result> session::execute(std::vector<std::string> argv, std::optional<std::string> stdin_data,
-                                              output_callback on_output)
+void session::async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+                          execute_handler handler)
 {
-    if (argv.size() == 3 && argv[1] == "-c" && (basename_of(argv[0]) == "sh" || basename_of(argv[0]) == "bash"))
-        co_return co_await run_wrapped(std::move(argv[0]), {}, std::move(argv[2]), std::move(stdin_data),
-                                       std::move(on_output));
-    co_return co_await inner_->execute(std::move(argv), std::move(stdin_data), std::move(on_output));
+    if (argv.size() == 3 && argv[1] == "-c" && (basename_of(argv[0]) == "sh" || basename_of(argv[0]) == "bash")) {
+        // The shell's own `cd` keeps the session's directory: the option becomes its start.
+        try {
+            argv = wrapped(std::move(argv[0]), options.cwd.string(), std::move(argv[2]));
+        } catch (...) {
+            return detail::complete_later(ex, std::move(handler), std::current_exception());
+        }
+        options.cwd.clear();
+    }
+    inner_->async_start(std::move(ex), std::move(argv), std::move(options), std::move(handler));
 }
 
 asio::awaitable<exec_result> session::run(std::string script, std::optional<std::string> stdin_data,
@@ -139,15 +147,20 @@ asio::awaitable<exec_result> session::run_in(std::string dir, std::string script
 asio::awaitable<exec_result> session::run_wrapped(std::string shell, std::string dir, std::string script,
                                                   std::optional<std::string> stdin_data, output_callback on_output)
 {
-    if (dir_.empty()) throw std::logic_error("session: used after close()");
-    std::vector<std::string> argv{std::move(shell), "-c", wrapper_script, "sandbox-session", state_path_, "1",
-                                  std::move(dir), std::move(script)};
-    co_return co_await inner_->execute(std::move(argv), std::move(stdin_data), std::move(on_output));
+    co_return co_await inner_->execute(wrapped(std::move(shell), std::move(dir), std::move(script)),
+                                       std::move(stdin_data), std::move(on_output));
 }
 
-process session::start(asio::any_io_executor ex, std::vector<std::string> argv)
+std::vector<std::string> session::wrapped(std::string shell, std::string dir, std::string script) const
 {
-    return inner_->start(std::move(ex), std::move(argv));
+    if (dir_.empty()) throw std::logic_error("session: used after close()");
+    return {std::move(shell), "-c", wrapper_script, "sandbox-session", state_path_, "1", std::move(dir),
+            std::move(script)};
+}
+
+process session::start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& options)
+{
+    return inner_->start(std::move(ex), std::move(argv), options);
 }
 
 }  // namespace sandbox

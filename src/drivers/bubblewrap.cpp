@@ -70,7 +70,7 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
     a.insert(a.end(), {"--bind", s.work_dir.string(), "/work"});
     for (const auto& m : s.mounts) a.insert(a.end(), {m.read_only() ? "--ro-bind" : "--bind", m.host, m.container});
     // After the binds, which create their mount points in the root tmpfs.
-    a.insert(a.end(), {"--remount-ro", "/", "--chdir", "/work", "--"});
+    a.insert(a.end(), {"--remount-ro", "/", "--chdir", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), "--"});
     a.insert(a.end(), argv.begin(), argv.end());
     return a;
 }

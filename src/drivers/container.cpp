@@ -28,7 +28,7 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
     for (const auto& m : s.mounts) a.insert(a.end(), {"-v", m.to_volume_arg()});
     if (podman) a.push_back("--unsetenv-all");  // drop podman's own container= and TERM=
     for (const auto& [k, v] : s.env) a.insert(a.end(), {"-e", k + "=" + v});
-    a.insert(a.end(), {"-w", "/work", options.image});
+    a.insert(a.end(), {"-w", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), options.image});
     a.insert(a.end(), argv.begin(), argv.end());
     return a;
 }

@@ -87,6 +87,8 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
     a.insert(a.end(), {"--deterministic-exit-code", "--deterministic-shutdown"});
     // The environment inside is firejail's own, which the plan sets to s.env.
     a.push_back("--");
+    // firejail has no --chdir: coreutils' env moves from the jail's home, the work dir.
+    if (!s.cwd.empty()) a.insert(a.end(), {"env", "-C", s.cwd.string(), "--"});
     a.insert(a.end(), argv.begin(), argv.end());
     return a;
 }

@@ -3,11 +3,9 @@
 // with the policy's environment. Nothing else is enforced (see caps()).
 #include "drivers/runners.hpp"
 
+#include "drivers/support.hpp"
 #include "run/process_runner.hpp"
 #include <sandbox/environment.hpp>
-
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 namespace sandbox::detail {
 
@@ -28,25 +26,42 @@ public:
                 .filesystem_confined = false};
     }
 
-    asio::awaitable<exec_result> execute(std::vector<std::string> argv, std::optional<std::string> stdin_data,
-                                         output_callback on_output) override
+    void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options o,
+                     execute_handler h) override
     {
-        launch_plan plan{.argv = std::move(argv), .env = env_strings(child_environment(policy_)),
-                         .cwd = policy_.base_dir()};
-        auto ex = co_await asio::this_coro::executor;
-        co_return co_await async_run_process(std::move(ex), std::move(plan), limits_for(policy_, options_),
-                                             std::move(stdin_data), std::move(on_output), asio::use_awaitable);
+        launch_plan plan;
+        try {
+            plan = make_plan(std::move(argv), o);
+        } catch (...) {
+            return complete_later(ex, std::move(h), std::current_exception());
+        }
+        start_process(std::move(ex), std::move(plan), limits_for(policy_, options_, o), std::move(o.stdin_data),
+                      std::move(o.on_output), std::move(h));
     }
 
-    process start(asio::any_io_executor ex, std::vector<std::string> argv) override
+    process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& o) override
     {
-        return start_long_lived(std::move(ex), launch_plan{.argv = std::move(argv),
-                                                           .env = env_strings(child_environment(policy_)),
-                                                           .cwd = policy_.base_dir()},
-                                 limits_for(policy_, options_));
+        return start_long_lived(std::move(ex), make_plan(std::move(argv), o), limits_for(policy_, options_, o));
     }
 
 private:
+    launch_plan make_plan(std::vector<std::string> argv, const exec_options& o) const
+    {
+        auto cwd = policy_.base_dir();
+        // A missing directory is the command's start failure (start_error), like a missing
+        // base dir; only a path that leaves the base dir is refused here.
+        if (!o.cwd.empty()) {
+            const auto rel = o.cwd.lexically_normal();
+            if (o.cwd.is_absolute() || rel.empty() || *rel.begin() == "..")
+                (void)fenced_cwd(cwd, o.cwd, "host process");  // throws outside_root
+            std::error_code ec;
+            if (std::filesystem::is_directory(cwd / rel, ec)) cwd /= fenced_cwd(cwd, o.cwd, "host process");
+            else cwd /= rel;
+        }
+        return launch_plan{.argv = std::move(argv), .env = env_strings(with_extra_env(child_environment(policy_), o.env)),
+                           .cwd = std::move(cwd)};
+    }
+
     execution_policy policy_;
     driver_options options_;
 };
@@ -73,10 +88,10 @@ std::chrono::nanoseconds to_ns(std::chrono::milliseconds ms)
 }
 }  // namespace
 
-run_limits limits_for(const execution_policy& policy, const driver_options& options)
+run_limits limits_for(const execution_policy& policy, const driver_options& options, const exec_options& o)
 {
     run_limits limits;
-    limits.timing.wall = to_ns(policy.timeout());
+    limits.timing.wall = to_ns(o.timeout.value_or(policy.timeout()));
     if (policy.idle_timeout()) limits.timing.idle = to_ns(*policy.idle_timeout());
     limits.timing.kill_grace = to_ns(options.kill_grace);
     limits.timing.drain = to_ns(options.drain_timeout);

@@ -10,8 +10,6 @@
 #include <sandbox/environment.hpp>
 #include <sandbox/errors.hpp>
 
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <unistd.h>
 
@@ -102,30 +100,39 @@ public:
         return {};
     }
 
-    asio::awaitable<exec_result> execute(std::vector<std::string> argv, std::optional<std::string> stdin_data,
-                                         output_callback on_output) override
+    void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options o,
+                     execute_handler h) override
     {
-        auto resources = std::make_shared<run_resources>();
-        sandbox_setup s = prepare(*resources);
-        launch_plan plan = make_plan(s, argv);
-        plan.cleanup = [resources] { resources->release(); };
-        auto ex = co_await asio::this_coro::executor;
-        exec_result r = co_await async_run_process(std::move(ex), std::move(plan), limits_for(policy_, options_),
-                                                   std::move(stdin_data), std::move(on_output), asio::use_awaitable);
-        check_result(r, *resources);
-        co_return r;
+        launch_plan plan;
+        try {
+            plan = plan_for(argv, o);
+        } catch (...) {
+            return complete_later(ex, std::move(h), std::current_exception());
+        }
+        start_process(std::move(ex), std::move(plan), limits_for(policy_, options_, o), std::move(o.stdin_data),
+                      std::move(o.on_output), std::move(h));
     }
 
-    process start(asio::any_io_executor ex, std::vector<std::string> argv) override
+    process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& o) override
     {
-        auto resources = std::make_shared<run_resources>();
-        sandbox_setup s = prepare(*resources);
-        launch_plan plan = make_plan(s, argv);
-        plan.cleanup = [resources] { resources->release(); };
-        return start_long_lived(std::move(ex), std::move(plan), limits_for(policy_, options_));
+        return start_long_lived(std::move(ex), plan_for(argv, o), limits_for(policy_, options_, o));
     }
 
 private:
+    // The work dir and everything else one run owns, and the command line: released by the
+    // plan's cleanup, whatever happens.
+    launch_plan plan_for(const std::vector<std::string>& argv, const exec_options& o) const
+    {
+        auto resources = std::make_shared<run_resources>();
+        sandbox_setup s = prepare(*resources);
+        s.env = with_extra_env(std::move(s.env), o.env);
+        if (!o.cwd.empty()) s.cwd = fenced_cwd(s.work_dir, o.cwd, tool());
+        launch_plan plan = make_plan(s, argv);
+        plan.cleanup = [resources] { resources->release(); };
+        plan.check = [this, resources](exec_result& r) { check_result(r, *resources); };
+        return plan;
+    }
+
     bool container() const { return driver_ == driver::docker || driver_ == driver::podman; }
     std::string_view tool() const
     {

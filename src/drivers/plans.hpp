@@ -22,6 +22,7 @@ struct sandbox_setup {
     std::string binary;  ///< the tool, an absolute path
     std::string name;    ///< "sandbox-<24 hex>": the work dir's and the container's name
     std::filesystem::path work_dir;
+    std::filesystem::path cwd;  ///< where the command starts, relative to the work dir ("" for it)
     std::vector<mount> mounts;  ///< mounts_for(policy, driver)
     env_list env;           ///< the environment inside the sandbox
     uid_t uid = 65534;      ///< the command's user inside (docker, podman, bubblewrap)

@@ -13,7 +13,7 @@
 namespace sandbox::detail {
 
 std::vector<std::string> env_strings(const env_list& env);
-run_limits limits_for(const execution_policy& policy, const driver_options& options);
+run_limits limits_for(const execution_policy& policy, const driver_options& options, const exec_options& o = {});
 
 std::unique_ptr<command_runner> make_host_runner(execution_policy policy, driver_options options);
 std::unique_ptr<command_runner> make_isolating_runner(execution_policy policy, driver_options options, driver d);

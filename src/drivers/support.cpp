@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "drivers/support.hpp"
 #include <sandbox/environment.hpp>
+#include <sandbox/environment.hpp>
 #include <sandbox/errors.hpp>
 #include <sandbox/mount.hpp>
 
 #include <dirent.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -290,3 +293,58 @@ std::vector<mount> mounts_for(const execution_policy& policy, driver d)
 }
 
 }  // namespace sandbox
+
+namespace sandbox::detail {
+
+env_list with_extra_env(env_list base, const env_list& extra)
+{
+    for (const auto& [name, value] : extra) {
+        if (is_blocked_env_name(name)) continue;
+        auto it = std::find_if(base.begin(), base.end(), [&](const auto& kv) { return kv.first == name; });
+        if (it != base.end()) it->second = value;
+        else base.emplace_back(name, value);
+    }
+    return base;
+}
+
+std::filesystem::path fenced_cwd(const std::filesystem::path& root, const std::filesystem::path& cwd,
+                                 std::string_view error_name)
+{
+    if (cwd.empty()) return {};
+    const auto rel = cwd.lexically_normal();
+    const auto name = "working directory \"" + cwd.string() + "\"";
+    if (cwd.is_absolute() || rel.empty() || *rel.begin() == "..")
+        fail(error_name, name + " leaves the directory commands start in", errc::outside_root);
+    if (rel == ".") return {};
+    // The kernel resolves it beneath the root: a symlink (or "..") that leads out fails
+    // with EXDEV instead of being followed.
+    open_how how{};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    const int root_fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd < 0)
+        fail(error_name, "base directory " + root.string() + " is invalid: " + errno_text(errno),
+             errc::bad_working_directory);
+    const long fd = ::syscall(SYS_openat2, root_fd, rel.c_str(), &how, sizeof how);
+    const int err = errno;
+    ::close(root_fd);
+    if (fd >= 0) {
+        ::close(static_cast<int>(fd));
+        return rel;
+    }
+    if (err == EXDEV) fail(error_name, name + " leads out of " + root.string(), errc::outside_root);
+    if (err == ENOSYS || err == EPERM) {  // no openat2 (old kernel, seccomp): compare real paths
+        std::error_code ec;
+        const auto real_root = std::filesystem::canonical(root, ec);
+        const auto real = std::filesystem::canonical(root / rel, ec);
+        if (!ec && std::filesystem::is_directory(real, ec)) {
+            const auto inside = real.lexically_relative(real_root);
+            if (inside.empty() || *inside.begin() == "..")
+                fail(error_name, name + " leads out of " + root.string(), errc::outside_root);
+            return rel;
+        }
+    }
+    fail(error_name, name + " in " + root.string() + ": " + errno_text(err), errc::bad_working_directory);
+}
+
+}  // namespace sandbox::detail

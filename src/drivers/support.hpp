@@ -30,6 +30,17 @@ std::string find_on_path(std::string_view name);
 /// The environment inside a sandbox: child_environment(policy), plus PATH when missing.
 env_list sandbox_environment(const execution_policy& policy);
 
+/// `base` with `extra` laid over it: a name already present takes the new value in its
+/// place, new names go at the end, blocked names (blocked_env_patterns) are dropped.
+env_list with_extra_env(env_list base, const env_list& extra);
+
+/// exec_options::cwd checked against the directory commands start in (`root`, on the
+/// host): `cwd` lexically normalised, relative, and naming a directory beneath `root`
+/// without any symlink leading out. Returns it normalised ("" for `root` itself). Throws
+/// launch_error errc::outside_root or errc::bad_working_directory, naming it.
+std::filesystem::path fenced_cwd(const std::filesystem::path& root, const std::filesystem::path& cwd,
+                                 std::string_view error_name);
+
 /// "sandbox-" followed by 24 random hex digits.
 std::string random_sandbox_name();
 

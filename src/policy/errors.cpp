@@ -21,6 +21,7 @@ public:
         case errc::bad_working_directory: return "the working directory does not exist or cannot be entered";
         case errc::outside_root: return "the path leaves the directory it must stay in";
         case errc::limit_not_enforced: return "a required limit cannot be enforced by this driver";
+        case errc::callback_failed: return "the output callback threw an exception";
         }
         return "unknown sandbox error " + std::to_string(ev);
     }
@@ -44,6 +45,7 @@ std::string_view to_string(errc e) noexcept
     case errc::bad_working_directory: return "bad_working_directory";
     case errc::outside_root: return "outside_root";
     case errc::limit_not_enforced: return "limit_not_enforced";
+    case errc::callback_failed: return "callback_failed";
     }
     return "unknown";
 }

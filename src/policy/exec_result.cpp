@@ -52,7 +52,7 @@ boost::system::error_code start_error_from_json(const json::value& v, std::strin
     if (!code || !code->is_string())
         throw std::invalid_argument(detail::json_key_error(what, "start_error", "must be null or an object with a string \"code\""));
     const std::string_view name = code->get_string();
-    for (int e = static_cast<int>(errc::driver_unavailable); e <= static_cast<int>(errc::limit_not_enforced); ++e)
+    for (int e = static_cast<int>(errc::driver_unavailable); e <= static_cast<int>(errc::callback_failed); ++e)
         if (to_string(static_cast<errc>(e)) == name) return static_cast<errc>(e);
     for (const auto* cat : {&boost::system::system_category(), &boost::system::generic_category()}) {
         const std::string prefix = std::string(cat->name()) + ":";

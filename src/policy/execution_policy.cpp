@@ -190,7 +190,7 @@ void tag_invoke(const json::value_from_tag&, json::value& jv, const execution_po
 {
     json::object o;
     o["base_dir"] = p.base_dir().string();
-    o["timeout_seconds"] = seconds_to_json(p.timeout());
+    o["timeout_seconds"] = p.timeout() == no_timeout ? json::value(nullptr) : seconds_to_json(p.timeout());
     o["idle_timeout_seconds"] = p.idle_timeout() ? seconds_to_json(*p.idle_timeout()) : json::value(nullptr);
     o["memory_limit"] = p.memory_limit();
     o["readable_paths"] = paths_to_json(p.readable_paths());
@@ -220,7 +220,7 @@ execution_policy apply_json(const execution_policy& base, const json::value& jv)
         if (key == "base_dir") {
             c.base_dir = std::filesystem::path(std::string(detail::json_string(v, what, key)));
         } else if (key == "timeout_seconds") {
-            c.timeout = json_to_timeout(v, key);
+            c.timeout = v.is_null() ? no_timeout : json_to_timeout(v, key);
         } else if (key == "idle_timeout_seconds") {
             c.idle_timeout = v.is_null() ? no_idle_timeout : std::optional(json_to_timeout(v, key));
         } else if (key == "memory_limit") {

@@ -47,7 +47,7 @@ exec_actions exec_machine::on_spawned(clock::time_point start) noexcept
     last_activity_ = start;
     watch_at_ = add(start, timing_.exit_watch_delay);
     watching_ = timing_.exit_watch_delay.count() <= 0;
-    if (cancelled_) return terminate(start);  // asked while the spawn was under way
+    if (cancelled_) return terminate(start, cancel_signal_);  // asked while the spawn was under way
     return {};
 }
 
@@ -66,11 +66,16 @@ exec_machine::clock::time_point exec_machine::next_deadline() const noexcept
     return clock::time_point::max();
 }
 
-exec_actions exec_machine::terminate(clock::time_point now) noexcept
+exec_actions exec_machine::terminate(clock::time_point now, int first) noexcept
 {
-    phase_ = exec_phase::terminating;
-    phase_deadline_ = add(now, timing_.kill_grace);
-    return {.signal_group = SIGTERM, .watch_exit = start_watching(), .close_stdin = true};
+    if (first == SIGKILL) {
+        phase_ = exec_phase::killed;
+        phase_deadline_ = add(now, timing_.give_up);
+    } else {
+        phase_ = exec_phase::terminating;
+        phase_deadline_ = add(now, timing_.kill_grace);
+    }
+    return {.signal_group = first, .watch_exit = start_watching(), .close_stdin = true};
 }
 
 exec_actions exec_machine::finish_if_drained() noexcept
@@ -144,13 +149,13 @@ exec_actions exec_machine::on_deadline(clock::time_point now) noexcept
     return {};
 }
 
-exec_actions exec_machine::on_cancel(clock::time_point now) noexcept
+exec_actions exec_machine::on_cancel(clock::time_point now, int first) noexcept
 {
     if (phase_ == exec_phase::done || phase_ == exec_phase::abandoned) return {};
     cancelled_ = true;
     switch (phase_) {
-    case exec_phase::spawning: return {};  // acted on by on_spawned()
-    case exec_phase::running: return terminate(now);
+    case exec_phase::spawning: cancel_signal_ = first; return {};  // acted on by on_spawned()
+    case exec_phase::running: return terminate(now, first);
     case exec_phase::terminating:
         // Asked again, or cancelled during a timeout's grace: stop being polite.
         phase_ = exec_phase::killed;

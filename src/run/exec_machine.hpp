@@ -5,6 +5,8 @@
 #include <sandbox/exec_result.hpp>
 #include <sandbox/output.hpp>
 
+#include <signal.h>
+
 #include <chrono>
 #include <optional>
 #include <utility>
@@ -83,7 +85,9 @@ public:
     exec_actions on_exit(clock::time_point now) noexcept;
     exec_actions on_deadline(clock::time_point now) noexcept;
     /// The awaiting operation was cancelled, or the output callback threw.
-    exec_actions on_cancel(clock::time_point now) noexcept;
+    /// The caller cancelled: `first` (SIGTERM, SIGINT) then SIGKILL after the grace, or
+    /// SIGKILL at once.
+    exec_actions on_cancel(clock::time_point now, int first = SIGTERM) noexcept;
     /// The runner needs the exit watched now (outputs closed but no exit yet). True the
     /// first time, when the watch must be started.
     bool start_watching() noexcept { return !std::exchange(watching_, true); }
@@ -98,7 +102,7 @@ public:
     bool main_exited() const noexcept { return exited_; }
 
 private:
-    exec_actions terminate(clock::time_point now) noexcept;
+    exec_actions terminate(clock::time_point now, int first = SIGTERM) noexcept;
     exec_actions finish_if_drained() noexcept;
 
     exec_timing timing_;
@@ -110,6 +114,7 @@ private:
     clock::time_point watch_at_;                                    // when to start watching the exit
     std::optional<timeout_reason> reason_;
     bool cancelled_ = false;
+    int cancel_signal_ = SIGTERM;  // what a cancellation during the spawn sends first
     bool exited_ = false;
     bool out_open_ = true;
     bool err_open_ = true;

@@ -12,6 +12,7 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 
 #include <exception>
@@ -59,6 +60,14 @@ private:
     asio::any_completion_executor work_;
     asio::cancellation_slot slot_;
 };
+
+/// Completes `h` with `ep` as a fresh operation would: posted, never from inside the
+/// initiating call, through the handler's associated executor (else `ex`).
+inline void complete_later(const asio::any_io_executor& ex, run_handler h, std::exception_ptr ep)
+{
+    pending_handler p(std::move(h), ex);
+    asio::post(ex, [p = std::move(p), ep]() mutable { p.complete(ep, {}); });
+}
 
 }  // namespace sandbox::detail
 

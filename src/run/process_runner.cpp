@@ -86,9 +86,15 @@ public:
 private:
     struct cancel_handler {
         std::weak_ptr<execution> op;
-        void operator()(asio::cancellation_type_t) const
+        // As Boost.Process maps them: terminal kills, partial asks to terminate, total
+        // interrupts; the last two are followed by SIGKILL after the kill grace.
+        void operator()(asio::cancellation_type_t type) const
         {
-            if (auto self = op.lock()) asio::dispatch(self->strand_, [self] { self->apply(self->machine_.on_cancel(clock::now())); });
+            const int sig = (type & asio::cancellation_type::terminal) != asio::cancellation_type::none ? SIGKILL
+                            : (type & asio::cancellation_type::partial) != asio::cancellation_type::none ? SIGTERM
+                                                                                                          : SIGINT;
+            if (auto self = op.lock())
+                asio::dispatch(self->strand_, [self, sig] { self->apply(self->machine_.on_cancel(clock::now(), sig)); });
         }
     };
 
@@ -376,6 +382,13 @@ private:
 
     void complete(std::exception_ptr ep, exec_result result)
     {
+        if (!ep && plan_.check) {
+            try {
+                plan_.check(result);
+            } catch (...) {
+                ep = std::current_exception();
+            }
+        }
         finished_ = true;
         completed_ = true;
         handler_.complete(ep, std::move(result));

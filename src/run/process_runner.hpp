@@ -42,6 +42,10 @@ struct launch_plan {
     /// failed), on a blocking-work thread rather than an io thread: removes work dirs and
     /// cgroups, which may take long. The result waits for it.
     std::function<void()> cleanup;
+    /// Called with the result after the cleanup, before the caller gets it: tells the
+    /// driver's tool's own failures from the command's; may throw launch_error, which the
+    /// caller then gets instead.
+    std::function<void(exec_result&)> check;
 };
 
 struct run_limits {

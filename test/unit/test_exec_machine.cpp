@@ -277,6 +277,26 @@ BOOST_AUTO_TEST_CASE(cancel_while_running_terminates)
     BOOST_TEST(m.phase() == exec_phase::killed);
 }
 
+BOOST_AUTO_TEST_CASE(the_cancellation_type_chooses_the_first_signal)
+{
+    // terminal: SIGKILL at once, then only the give-up deadline.
+    exec_machine killed(timing(5s), t0);
+    const auto k = killed.on_cancel(t0 + 1s, SIGKILL);
+    BOOST_TEST(k.signal_group == SIGKILL);
+    BOOST_TEST(k.close_stdin);
+    BOOST_TEST(killed.phase() == exec_phase::killed);
+    BOOST_TEST(ms_since_start(killed.next_deadline()) == 6000);
+    // total: SIGINT, then SIGKILL after the grace.
+    exec_machine interrupted(timing(5s), t0);
+    BOOST_TEST(interrupted.on_cancel(t0 + 1s, SIGINT).signal_group == SIGINT);
+    BOOST_TEST(interrupted.phase() == exec_phase::terminating);
+    BOOST_TEST(interrupted.on_deadline(t0 + 1250ms) == kill_actions);
+    // Asked during the spawn: the signal is kept for when the child exists.
+    exec_machine spawning(timing(5s));
+    BOOST_TEST(spawning.on_cancel(t0, SIGINT) == nothing);
+    BOOST_TEST(spawning.on_spawned(t0 + 1ms).signal_group == SIGINT);
+}
+
 BOOST_AUTO_TEST_CASE(cancel_twice_sends_sigkill)
 {
     exec_machine m(timing(5s), t0);

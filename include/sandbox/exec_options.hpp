@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSL-1.0
+#ifndef SANDBOX_EXEC_OPTIONS_HPP
+#define SANDBOX_EXEC_OPTIONS_HPP
+
+#include <sandbox/execution_policy.hpp>
+#include <sandbox/output.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace sandbox {
+
+/// What may differ between two executions under one policy.
+struct exec_options {
+    /// Written to the command's stdin, then EOF; none: stdin is at EOF at once.
+    std::optional<std::string> stdin_data;
+    /// Called with each chunk of output as it arrives, on the execution's strand.
+    output_callback on_output;
+    /// The working directory, relative to where commands start (the base dir on the host
+    /// driver, /work inside the others). A path that leaves it (`..`, an absolute path, a
+    /// symlink pointing out) fails with errc::outside_root; one that does not exist, with
+    /// errc::bad_working_directory.
+    std::filesystem::path cwd;
+    /// Variables added over the policy's environment (replacing one of the same name).
+    /// Blocked names (blocked_env_patterns) are still removed.
+    env_list env;
+    /// This execution's wall timeout instead of the policy's; sandbox::no_timeout for none.
+    std::optional<std::chrono::milliseconds> timeout;
+};
+
+}  // namespace sandbox
+
+#endif
