@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: BSL-1.0
+// exec_options on the isolating drivers: extra environment, a working directory fenced to
+// /work, a per-execution timeout, and the error codes of refusals.
+#include "driver_fixture.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+
+using namespace sandbox;
+using namespace sandbox::test;
+namespace data = boost::unit_test::data;
+
+namespace {
+
+exec_result run_with(const driver_env& e, std::vector<std::string> argv, exec_options o)
+{
+    auto r = e.runner();
+    return async_execute(*r, std::move(argv), std::move(o), asio::use_future).get();
+}
+
+boost::system::error_code launch_code(const driver_env& e, exec_options o)
+{
+    try {
+        const auto r = run_with(e, {"true"}, std::move(o));
+        BOOST_ERROR("no error; " << describe(r));
+    } catch (const boost::system::system_error& err) {
+        return err.code();
+    }
+    return {};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(exec_options_on_isolating_drivers)
+
+BOOST_DATA_TEST_CASE(env_is_added_inside_and_blocked_names_still_removed, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    exec_options o;
+    o.env = {{"EXTRA", "yes"}, {"LD_PRELOAD", "/evil.so"}};
+    const auto r = run_with(e, {"sh", "-c", "echo $EXTRA ${LD_PRELOAD:-none}"}, std::move(o));
+    BOOST_TEST(r.out == "yes none\n", describe(r));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_DATA_TEST_CASE(a_cwd_that_leaves_work_or_is_missing_is_refused_with_its_code, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    for (const char* out : {"..", "../x", "/etc", "a/../../b"}) {
+        exec_options o;
+        o.cwd = out;
+        const auto code = launch_code(e, std::move(o));
+        BOOST_TEST((code == errc::outside_root), out << ": " << code.message());
+    }
+    exec_options missing;
+    missing.cwd = "not-there";  // a fresh /work is empty
+    const auto code = launch_code(e, std::move(missing));
+    BOOST_TEST((code == errc::bad_working_directory), code.message());
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_DATA_TEST_CASE(a_cwd_in_a_kept_work_dir_is_where_the_command_starts, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    // A work dir kept between runs, as sessions keep theirs.
+    const auto work = e.base.path / "kept";
+    std::filesystem::create_directories(work / "sub" / "deeper");
+    for (const auto& p : {work, work / "sub", work / "sub" / "deeper"}) ::chmod(p.c_str(), 0777);
+    std::filesystem::create_directory_symlink("/etc", work / "escape");
+    e.options.work_dir = work;
+    exec_options o;
+    o.cwd = "sub/deeper";
+    const auto r = run_with(e, {"pwd"}, o);
+    BOOST_TEST(r.success(), describe(r));
+    BOOST_TEST(r.out.ends_with("/sub/deeper\n"), describe(r));
+    o.cwd = "escape";
+    const auto code = launch_code(e, o);
+    BOOST_TEST((code == errc::outside_root), code.message());
+}
+
+BOOST_DATA_TEST_CASE(the_timeout_option_replaces_the_policys, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    exec_options o;
+    o.timeout = std::chrono::milliseconds(300);
+    const auto r = run_with(e, {"sleep", "20"}, std::move(o));
+    BOOST_TEST(r.timed_out, describe(r));
+    BOOST_TEST(r.exit_code == exit_codes::timeout);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
