@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(an_awaitable_operators_race_cancels_the_loser)
     using namespace asio::experimental::awaitable_operators;
     auto r = runner();
     asio::io_context ctx;
-    const args sleep30{"sleep", "30"};
+    const args sleep30{"sleep", "30.417"};  // a duration no other test uses
     const exec_options none;
     run_coro(ctx, [&]() -> asio::awaitable<void> {
         asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(200));
@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(an_awaitable_operators_race_cancels_the_loser)
         BOOST_CHECK(winner.index() == 1u);  // the timer
         BOOST_CHECK(seconds(std::chrono::steady_clock::now() - t0) < 3.0);
     }());
-    BOOST_TEST(processes_matching("sleep 30").empty());
+    BOOST_TEST(processes_matching("sleep 30.417").empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
