@@ -275,9 +275,10 @@ asio::awaitable<void> self_test(tcp::endpoint server)
     expect(get.status == 405, "GET -> 405");
 
     // A client that goes away cancels its command: the process is gone long before the
-    // policy's 0.5 s timeout would have ended it.
+    // policy's 0.5 s timeout would have ended it (a few ms; the bound is loose for
+    // sanitizer builds on a busy machine).
     const auto lingered = co_await disconnect_during(server, "sleep 7.25", 100ms);
-    expect(lingered < 50ms, "a client that disconnects at 0.1 s: its command gone " +
+    expect(lingered < 250ms, "a client that disconnects at 0.1 s: its command gone " +
                                  std::to_string(std::chrono::duration<double, std::milli>(lingered).count()).substr(0, 5) +
                                  " ms after the close");
 }
