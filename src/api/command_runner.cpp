@@ -39,7 +39,7 @@ asio::awaitable<exec_result> command_runner::execute(std::vector<std::string> ar
     exec_options options;
     options.stdin_data = std::move(stdin_data);
     options.on_output = std::move(on_output);
-    co_return co_await execute(std::move(argv), std::move(options));
+    return execute(std::move(argv), std::move(options));  // no coroutine frame of its own
 }
 
 namespace detail {

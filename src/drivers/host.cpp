@@ -47,17 +47,9 @@ public:
 private:
     launch_plan make_plan(std::vector<std::string> argv, const exec_options& o) const
     {
-        auto cwd = policy_.base_dir();
         // A missing directory is the command's start failure (start_error), like a missing
         // base dir; only a path that leaves the base dir is refused here.
-        if (!o.cwd.empty()) {
-            const auto rel = o.cwd.lexically_normal();
-            if (o.cwd.is_absolute() || rel.empty() || *rel.begin() == "..")
-                (void)fenced_cwd(cwd, o.cwd, "host process");  // throws outside_root
-            std::error_code ec;
-            if (std::filesystem::is_directory(cwd / rel, ec)) cwd /= fenced_cwd(cwd, o.cwd, "host process");
-            else cwd /= rel;
-        }
+        auto cwd = policy_.base_dir() / fenced_cwd(policy_.base_dir(), o.cwd, "host process", true);
         return launch_plan{.argv = std::move(argv), .env = env_strings(with_extra_env(child_environment(policy_), o.env)),
                            .cwd = std::move(cwd)};
     }

@@ -308,7 +308,7 @@ env_list with_extra_env(env_list base, const env_list& extra)
 }
 
 std::filesystem::path fenced_cwd(const std::filesystem::path& root, const std::filesystem::path& cwd,
-                                 std::string_view error_name)
+                                 std::string_view error_name, bool missing_ok)
 {
     if (cwd.empty()) return {};
     const auto rel = cwd.lexically_normal();
@@ -322,6 +322,7 @@ std::filesystem::path fenced_cwd(const std::filesystem::path& root, const std::f
     how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
     const int root_fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd < 0 && missing_ok) return rel;
     if (root_fd < 0)
         fail(error_name, "base directory " + root.string() + " is invalid: " + errno_text(errno),
              errc::bad_working_directory);
@@ -333,6 +334,7 @@ std::filesystem::path fenced_cwd(const std::filesystem::path& root, const std::f
         return rel;
     }
     if (err == EXDEV) fail(error_name, name + " leads out of " + root.string(), errc::outside_root);
+    if (missing_ok && (err == ENOENT || err == ENOTDIR)) return rel;
     if (err == ENOSYS || err == EPERM) {  // no openat2 (old kernel, seccomp): compare real paths
         std::error_code ec;
         const auto real_root = std::filesystem::canonical(root, ec);

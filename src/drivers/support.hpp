@@ -37,9 +37,10 @@ env_list with_extra_env(env_list base, const env_list& extra);
 /// exec_options::cwd checked against the directory commands start in (`root`, on the
 /// host): `cwd` lexically normalised, relative, and naming a directory beneath `root`
 /// without any symlink leading out. Returns it normalised ("" for `root` itself). Throws
-/// launch_error errc::outside_root or errc::bad_working_directory, naming it.
+/// launch_error errc::outside_root or errc::bad_working_directory, naming it; with
+/// `missing_ok`, a directory that does not exist is returned for the spawn to report.
 std::filesystem::path fenced_cwd(const std::filesystem::path& root, const std::filesystem::path& cwd,
-                                 std::string_view error_name);
+                                 std::string_view error_name, bool missing_ok = false);
 
 /// "sandbox-" followed by 24 random hex digits.
 std::string random_sandbox_name();
