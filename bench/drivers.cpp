@@ -40,6 +40,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 extern char** environ;
@@ -156,10 +157,8 @@ int raw_run(sandbox::driver d, const sandbox::execution_policy& policy, const sa
     sd::sandbox_setup s;
     s.binary = sd::resolve_binary(options.binary, variable_of(d), tool_of(d), tool_of(d));
     s.name = sd::random_sandbox_name();
-    s.uid = sd::sandbox_uid();
-    s.gid = sd::sandbox_gid();
-    const bool chown_it = root && d != driver::firejail;
-    s.work_dir = sd::create_work_dir(policy.base_dir(), s.name, chown_it ? s.uid : static_cast<uid_t>(-1), s.gid,
+    std::tie(s.uid, s.gid) = sd::command_ids(d, options);
+    s.work_dir = sd::create_work_dir(policy.base_dir(), s.name, root ? s.uid : static_cast<uid_t>(-1), s.gid,
                                      tool_of(d));
     s.mounts = sandbox::mounts_for(policy, d);
     s.env = sd::sandbox_environment(policy);
@@ -174,9 +173,11 @@ int raw_run(sandbox::driver d, const sandbox::execution_policy& policy, const sa
             s.prlimit = sd::find_on_path("prlimit");
         }
     }
-    if (d == driver::bubblewrap && root) {
+    if ((d == driver::bubblewrap || d == driver::firejail) && root) {
         s.drop_to_uid = true;
         s.setpriv = sd::find_on_path("setpriv");
+        s.unshare = sd::find_on_path("unshare");
+        s.mount_tool = sd::find_on_path("mount");
     }
     std::vector<std::string> argv, env;
     switch (d) {

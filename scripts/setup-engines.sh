@@ -199,5 +199,19 @@ done
 verify bubblewrap ok "$BWRAP" "${bwrap_args[@]}" --remount-ro / -- sh -c 'echo x >/dev/null && echo ok'
 echo "bubblewrap: ready ($("$BWRAP" --version 2>/dev/null))"
 
+# Under a root caller the firejail driver runs commands as this unprivileged account (firejail
+# would run them as root). firejail needs the account to have a home directory and a shell;
+# its password stays locked.
+FIREJAIL_USER=sandbox-run
+if ! getent passwd "$FIREJAIL_USER" >/dev/null; then
+    useradd --system --create-home --home-dir "/var/lib/$FIREJAIL_USER" --shell /bin/sh "$FIREJAIL_USER" \
+        || die "firejail: cannot create the account $FIREJAIL_USER"
+fi
+fj_home="$(getent passwd "$FIREJAIL_USER" | cut -d: -f6)"
+mkdir -p "$fj_home" && chown "$FIREJAIL_USER:" "$fj_home" && chmod 0700 "$fj_home"
 verify firejail ok "$FIREJAIL" --quiet --noprofile --net=none -- echo ok
+if [ "$(id -u)" = 0 ]; then
+    verify "firejail as $FIREJAIL_USER" "$FIREJAIL_USER" setpriv --reuid="$FIREJAIL_USER" --regid="$FIREJAIL_USER" \
+        --clear-groups -- "$FIREJAIL" --quiet --noprofile --net=none -- id -un
+fi
 echo "firejail: ready ($("$FIREJAIL" --version 2>/dev/null | head -n1))"

@@ -34,6 +34,11 @@ struct driver_options {
     /// Isolating drivers: more bind mounts, at the given places inside (firejail keeps the
     /// host path), after the policy's readable and writable paths. Options "ro" or "rw".
     std::vector<mount> extra_mounts;
+    /// firejail under a root caller: the unprivileged account the command runs as (firejail
+    /// itself would run it as root). It needs a home directory and a login shell, as
+    /// firejail requires; scripts/setup-engines.sh creates it. No such account: the launch
+    /// fails with errc::engine_failed rather than running the command as root.
+    std::string firejail_user = "sandbox-run";
 };
 
 }  // namespace sandbox

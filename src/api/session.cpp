@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "drivers/plans.hpp"
 #include "drivers/support.hpp"
 #include <sandbox/errors.hpp>
 #include <sandbox/mount.hpp>
@@ -78,10 +79,9 @@ constexpr const char* state_mount = "/mnt/.sandbox-session";
 session::session(execution_policy policy, driver d, driver_options options) : policy_(std::move(policy)), driver_(d)
 {
     const bool isolating = d != driver::host;
-    // Commands run as uid 65534 under a root caller, except with firejail and on the host.
-    const bool chown_it = ::geteuid() == 0 && d != driver::host && d != driver::firejail;
-    const auto uid = detail::sandbox_uid();
-    const auto gid = detail::sandbox_gid();
+    // Under a root caller commands run unprivileged (except on the host): the dirs are theirs.
+    const bool chown_it = ::geteuid() == 0 && d != driver::host;
+    const auto [uid, gid] = detail::command_ids(d, options);
 
     dir_ = policy_.base_dir() / ("sandbox-session-" + detail::random_sandbox_name().substr(8));
     make_private_dir(dir_, uid, gid, chown_it);

@@ -14,6 +14,8 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
         "-i",                     // stdin reaches the command (it gets EOF after the data)
         "--init",                 // a real PID 1: forwards SIGTERM, reaps orphans
         "--name", s.name,         // so a timeout can remove it: killing the client does not
+        "--log-driver", "none",   // the output is streamed; the engine must not keep a copy
+        "--pull", "never",        // a missing image is an error, never a network fetch
     };
     // Written once the container exists: tells an engine failure from a command's own 125.
     if (!s.cid_file.empty()) a.insert(a.end(), {"--cidfile", s.cid_file});
@@ -25,7 +27,10 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
                        std::to_string(s.uid) + ":" + std::to_string(s.gid),
                        // ":rw,bind" is rejected by docker ("invalid mode"): plain rw/ro.
                        "-v", s.work_dir.string() + ":/work:rw"});
-    for (const auto& m : s.mounts) a.insert(a.end(), {"-v", m.to_volume_arg()});
+    // podman can bind nosuid and nodev (docker's -v cannot: there the command has no
+    // capabilities and no-new-privileges, and set-id files it makes carry its own uid).
+    for (const auto& m : s.mounts)
+        a.insert(a.end(), {"-v", m.to_volume_arg() + (podman ? ",nosuid,nodev" : "")});
     if (podman) a.push_back("--unsetenv-all");  // drop podman's own container= and TERM=
     for (const auto& [k, v] : s.env) a.insert(a.end(), {"-e", k + "=" + v});
     a.insert(a.end(), {"-w", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), options.image});

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: BSL-1.0
 // firejail 0.9.72: it has no --chdir and cannot create mount points, so the work dir is the
-// jail's home and cwd, and extra paths keep their host paths. It refuses to run as an
-// unprivileged system user, so under a root caller the command is root without
-// capabilities, with no-new-privileges, seccomp and a read-only host.
+// jail's home and cwd, and extra paths keep their host paths. The host is visible read-only,
+// so the command must not be root: under a root caller firejail starts as an unprivileged
+// account (root-only files and sockets stay closed to it), and unix sockets are refused so
+// that world-writable host sockets are out of reach too.
 #include "drivers/plans.hpp"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <fstream>
@@ -45,6 +50,56 @@ std::string firejail_path_problem(const std::string& path)
     return {};
 }
 
+firejail_user firejail_account(const std::string& name)
+{
+    firejail_user u;
+    const std::string made_by = " (scripts/setup-engines.sh creates it: useradd --system --create-home --home-dir "
+                                "/var/lib/" + name + " --shell /bin/sh " + name + ")";
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (name.empty() || ::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found) {
+        u.problem = "under a root caller firejail would run the command as root, and the unprivileged account \"" +
+                    name + "\" it runs as instead does not exist" + made_by;
+        return u;
+    }
+    u.uid = pw.pw_uid;
+    u.gid = pw.pw_gid;
+    struct stat st {};
+    const std::string shell = pw.pw_shell ? pw.pw_shell : "";
+    if (u.uid == 0 || u.gid == 0)
+        u.problem = "account \"" + name + "\" is root; the command must run as an unprivileged account";
+    else if (!pw.pw_dir || ::stat(pw.pw_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        u.problem = "account \"" + name + "\" has no home directory (" + std::string(pw.pw_dir ? pw.pw_dir : "") +
+                    "), which firejail needs" + made_by;
+    else if (shell.empty() || shell.find("nologin") != std::string::npos || shell == "/bin/false" ||
+             shell == "/usr/bin/false")
+        u.problem = "account \"" + name + "\" has the shell " + shell +
+                    ", which refuses to run anything; firejail starts the command through it" + made_by;
+    return u;
+}
+
+std::pair<uid_t, gid_t> command_ids(driver d, const driver_options& options)
+{
+    if (d == driver::firejail && ::geteuid() == 0) {
+        const auto acct = firejail_account(options.firejail_user);
+        if (acct.problem.empty()) return {acct.uid, acct.gid};
+    }
+    return {sandbox_uid(), sandbox_gid()};
+}
+
+std::filesystem::path base_to_hide(const std::filesystem::path& base, const std::vector<mount>& mounts)
+{
+    std::error_code ec;
+    auto b = std::filesystem::absolute(base, ec).lexically_normal();
+    if (!b.has_filename() && b.has_parent_path() && b != "/") b = b.parent_path();  // "/srv/base/"
+    if (ec || b == "/" || b == "/tmp" || b.string().rfind("/tmp/", 0) == 0) return {};  // --private-tmp hides it
+    const std::string prefix = b.string() + "/";
+    for (const auto& m : mounts)
+        if (m.host == b.string() || m.host.rfind(prefix, 0) == 0) return {};  // would hide a path asked for
+    return b;
+}
+
 std::vector<std::string> writable_host_mounts()
 {
     std::vector<std::string> out;
@@ -70,16 +125,42 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
                                        const std::vector<std::string>& argv)
 {
     std::vector<std::string> a = s.limit_prefix;
+    // firejail lets an unprivileged user --read-write only what that user owns. Under a root
+    // caller the writable paths are therefore bound onto themselves, nosuid and nodev, in a
+    // private mount namespace first: separate mounts stay writable under --read-only=/.
+    std::vector<std::string> pre_bound;
+    if (s.drop_to_uid)
+        for (const auto& m : s.mounts)
+            if (!m.read_only()) pre_bound.push_back(m.host);
+    if (!pre_bound.empty()) {
+        a.insert(a.end(), {s.unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+                           "m=$1; shift; for p do [ \"$p\" = -- ] && break; "
+                           "\"$m\" --bind \"$p\" \"$p\" && \"$m\" -o remount,bind,nosuid,nodev \"$p\" \"$p\" || "
+                           "{ echo \"sandbox: cannot bind the writable path $p\" >&2; exit 125; }; shift; done; "
+                           "shift; exec \"$@\"",
+                           "sh", s.mount_tool});
+        a.insert(a.end(), pre_bound.begin(), pre_bound.end());
+        a.push_back("--");
+    }
+    if (s.drop_to_uid)
+        a.insert(a.end(), {s.setpriv, "--reuid=" + std::to_string(s.uid), "--regid=" + std::to_string(s.gid),
+                           "--clear-groups", "--"});
     a.insert(a.end(), {s.binary,
                        "--quiet",      // else it prints its own messages on the command's stdout
                        "--noprofile",  // predictable: no default profile for root
                        });
     if (!policy.network_enabled()) a.push_back("--net=none");
     a.insert(a.end(), {"--private=" + s.work_dir.string(), "--private-cwd", "--private-dev", "--private-tmp",
-                       "--caps.drop=all", "--nonewprivs", "--seccomp", "--read-only=/"});
+                       "--caps.drop=all", "--nonewprivs", "--seccomp",
+                       "--restrict-namespaces",              // no unshare -U inside
+                       "--protocol=inet,inet6,netlink",      // no AF_UNIX: host sockets stay closed
+                       "--read-only=/"});
+    // Other executions' work dirs: their mode keeps them apart only from other users.
+    if (!s.hidden_base_dir.empty()) a.push_back("--blacklist=" + s.hidden_base_dir.string());
     for (const auto& m : s.host_writable_mounts) a.push_back("--read-only=" + m);
     for (const auto& m : s.mounts) {
-        a.push_back((m.read_only() ? "--read-only=" : "--read-write=") + m.host);
+        if (m.read_only()) a.push_back("--read-only=" + m.host);
+        else if (pre_bound.empty()) a.push_back("--read-write=" + m.host);
         if (m.host.rfind("/tmp/", 0) == 0) a.push_back("--whitelist=" + m.host);  // --private-tmp hides it
     }
     if (s.rlimit_as) a.push_back("--rlimit-as=" + std::to_string(s.rlimit_as));

@@ -11,6 +11,7 @@
 #include <sandbox/errors.hpp>
 
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <memory>
@@ -165,27 +166,45 @@ private:
         s.uid = sandbox_uid();
         s.gid = sandbox_gid();
         const bool root = ::geteuid() == 0;
-        if (driver_ == driver::bubblewrap && root) {
-            // bwrap starts as uid 65534 and must reach the work dir by its path.
-            const auto& base = options_.work_dir.empty() ? policy_.base_dir() : options_.work_dir.parent_path();
+        const bool drop = root && (driver_ == driver::bubblewrap || driver_ == driver::firejail);
+        const auto& base = options_.work_dir.empty() ? policy_.base_dir() : options_.work_dir.parent_path();
+        if (drop) {
+            if (driver_ == driver::firejail) {
+                const auto acct = firejail_account(options_.firejail_user);
+                if (!acct.problem.empty()) fail(acct.problem);
+                s.uid = acct.uid;
+                s.gid = acct.gid;
+            }
+            // The tool starts unprivileged and must reach the work dir by its path.
             if (auto blocked = first_unsearchable(base, s.uid, s.gid); !blocked.empty())
                 fail("base directory " + base.string() + " is not reachable for uid " + std::to_string(s.uid) +
-                     ", which bwrap runs as (" + blocked.string() + " is not searchable by it; use a base dir such "
-                     "as /tmp, or chmod o+x " + blocked.string() + ")",
+                     ", which " + std::string(tool()) + " runs as (" + blocked.string() + " is not searchable by it; use a base "
+                     "dir such as /tmp, or chmod o+x " + blocked.string() + ")",
                      errc::bad_working_directory);
+            s.drop_to_uid = true;
+            for (auto [tool_path, name] : {std::pair{&s.setpriv, "setpriv"}, {&s.unshare, "unshare"}, {&s.mount_tool, "mount"}}) {
+                *tool_path = find_on_path(name);
+                if (tool_path->empty())
+                    fail(std::string(name) + " (util-linux) not found; it starts " + std::string(tool()) + " unprivileged",
+                         errc::driver_unavailable);
+            }
         }
         if (options_.work_dir.empty()) {
             if (container() && policy_.base_dir().native().find(':') != std::string::npos)
                 fail("base directory " + policy_.base_dir().string() + " contains ':', which -v cannot mount",
                      errc::bad_working_directory);
-            // The command runs as uid 65534 under a root caller (firejail excepted: it runs
-            // the command as the caller), so the work dir must be theirs to write.
-            const bool chown_it = root && driver_ != driver::firejail;
-            s.work_dir = create_work_dir(policy_.base_dir(), s.name, chown_it ? s.uid : static_cast<uid_t>(-1),
-                                         s.gid, tool());
+            // Under a root caller the command runs as s.uid, so the work dir must be theirs.
+            s.work_dir = create_work_dir(policy_.base_dir(), s.name, root ? s.uid : static_cast<uid_t>(-1), s.gid,
+                                         tool());
             res.work_dir = s.work_dir;
         } else {
             s.work_dir = options_.work_dir;
+            struct stat st {};
+            if (driver_ == driver::firejail && root && ::stat(s.work_dir.c_str(), &st) == 0 && st.st_uid != s.uid)
+                fail("work dir " + s.work_dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
+                     "; firejail runs as uid " + std::to_string(s.uid) + " (" + options_.firejail_user +
+                     ") and only takes a directory that uid owns",
+                     errc::bad_working_directory);
         }
         if (container() && (options_.image.empty() || options_.image.front() == '-'))
             fail("image name \"" + options_.image + "\" is not valid");
@@ -216,6 +235,8 @@ private:
             for (const auto& m : s.mounts) check(m.host, m.read_only() ? "readable path" : "writable path");
             s.host_writable_mounts = writable_host_mounts();
             for (const auto& m : s.host_writable_mounts) check(m, "the writable host mount");
+            s.hidden_base_dir = base_to_hide(base, s.mounts);
+            if (!s.hidden_base_dir.empty()) check(s.hidden_base_dir.string(), "base directory");
         }
         if (!container()) {
             std::string why;
@@ -227,11 +248,6 @@ private:
                 s.prlimit = find_on_path("prlimit");
                 if (driver_ == driver::bubblewrap && s.prlimit.empty()) fail("prlimit (util-linux) not found", errc::driver_unavailable);
             }
-        }
-        if (driver_ == driver::bubblewrap && root) {
-            s.drop_to_uid = true;
-            s.setpriv = find_on_path("setpriv");
-            if (s.setpriv.empty()) fail("setpriv (util-linux) not found; it starts bwrap unprivileged", errc::driver_unavailable);
         }
         return s;
     }
@@ -272,8 +288,13 @@ private:
         if (container() && r.exit_code == 125 && !r.timed_out && !res.container_created) {
             if (r.err.find("Cannot connect to the Docker daemon") != std::string::npos)
                 fail("the Docker engine is not running (" + engine_error_line(r.err) + ")");
+            if (r.err.find("No such image") != std::string::npos || r.err.find("image not known") != std::string::npos)
+                fail("image " + options_.image + " is not on this machine and is never pulled implicitly; get it "
+                     "with \"" + std::string(tool()) + " pull " + options_.image + "\" (" + engine_error_line(r.err) + ")");
             fail(engine_error_line(r.err));
         }
+        if (driver_ == driver::firejail && r.exit_code == 125 && r.err.rfind("sandbox: cannot bind ", 0) == 0)
+            fail(engine_error_line(r.err));
         if (driver_ == driver::bubblewrap && r.exit_code == 1 && r.err.rfind("bwrap: ", 0) == 0) {
             // bwrap reports a command it cannot execute with 1; shells and the host driver say 127.
             if (r.err.rfind("bwrap: execvp ", 0) == 0) r.exit_code = exit_codes::command_not_found;

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sandbox::detail {
@@ -27,12 +28,15 @@ struct sandbox_setup {
     env_list env;           ///< the environment inside the sandbox
     uid_t uid = 65534;      ///< the command's user inside (docker, podman, bubblewrap)
     gid_t gid = 65534;
-    bool drop_to_uid = false;             ///< bubblewrap: launch as uid:gid (the library runs as root)
+    bool drop_to_uid = false;             ///< bubblewrap, firejail: launch as uid:gid (the library runs as root)
     std::vector<std::string> limit_prefix;  ///< joins the cgroups before the tool starts
     std::uint64_t rlimit_as = 0;            ///< no cgroups: per-process address-space limit
     std::string setpriv = "setpriv";        ///< util-linux tools, absolute paths when found
     std::string prlimit = "prlimit";
+    std::string unshare = "unshare";        ///< firejail under root: binds writable paths first
+    std::string mount_tool = "mount";
     std::vector<std::string> host_writable_mounts;  ///< firejail: made read-only one by one
+    std::filesystem::path hidden_base_dir;          ///< firejail: the base dir, when /tmp does not hide it
     std::string cid_file;                           ///< docker and podman: --cidfile
 };
 
@@ -46,6 +50,23 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
 
 std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_policy& policy,
                                        const std::vector<std::string>& argv);
+
+/// The unprivileged account firejail runs as under a root caller.
+struct firejail_user {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string problem;  ///< empty when the account can be used; else why not
+};
+firejail_user firejail_account(const std::string& name);
+
+/// The uid:gid a command of driver `d` runs as: the firejail account under a root caller,
+/// else sandbox_uid()/sandbox_gid(). What a work dir kept between runs must belong to.
+std::pair<uid_t, gid_t> command_ids(driver d, const driver_options& options);
+
+/// The base dir when firejail must --blacklist it (other executions' work dirs live there,
+/// owned by the same account); empty when --private-tmp already hides it or when hiding it
+/// would hide a path the policy mounts.
+std::filesystem::path base_to_hide(const std::filesystem::path& base, const std::vector<mount>& mounts);
 
 /// Mount points of the host that are writable (read now from /proc/self/mountinfo, escapes
 /// decoded), which firejail must make read-only one by one: its --read-only=/ does not

@@ -173,6 +173,8 @@ BOOST_DATA_TEST_CASE(a_missing_image_is_a_launch_error_naming_it, data::make(con
     BOOST_TEST((code == errc::engine_failed), code.message());
     BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u, what);
     BOOST_TEST(what.find(e.options.image) != std::string::npos, "the message does not name the image: " << what);
+    // Never fetched behind the caller's back: the message says how to get it instead.
+    BOOST_TEST(what.find(tool_name(d) + " pull " + e.options.image) != std::string::npos, what);
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 

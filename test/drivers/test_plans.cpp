@@ -103,6 +103,8 @@ BOOST_AUTO_TEST_CASE(container_argv_confines_the_container)
         BOOST_TEST(has(a, {"--memory", "64m"}));
         BOOST_TEST(has(a, {"--memory-swap", "64m"}));  // no swap beyond the limit
         BOOST_TEST(has(a, {"--pids-limit=256"}));
+        BOOST_TEST(has(a, {"--log-driver", "none"}));  // no copy of the output on the engine's disk
+        BOOST_TEST(has(a, {"--pull", "never"}));       // no network fetch behind the caller's back
         const auto tmpfs = find_seq(a, {"--tmpfs"});
         BOOST_REQUIRE(tmpfs != std::string::npos);
         BOOST_TEST(a[tmpfs + 1].rfind("/tmp:", 0) == 0u);
@@ -353,6 +355,47 @@ BOOST_AUTO_TEST_CASE(firejail_paths_keep_host_paths_and_tmp_ones_are_whitelisted
     // Writable paths are opened after the host was made read-only, so they win.
     BOOST_TEST(find_seq(a, {"--read-only=/"}) < rw);
     for (const auto& m : s.host_writable_mounts) BOOST_TEST(find_seq(a, {"--read-only=" + m}) < rw, m);
+}
+
+BOOST_AUTO_TEST_CASE(firejail_under_a_root_caller_starts_unprivileged_with_writable_paths_bound_first)
+{
+    auto s = firejail_setup();
+    s.drop_to_uid = true;
+    s.uid = 999;
+    s.gid = 995;
+    s.setpriv = "/usr/bin/setpriv";
+    s.unshare = "/usr/bin/unshare";
+    s.mount_tool = "/usr/bin/mount";
+    s.hidden_base_dir = "/srv/base";
+    const auto a = detail::firejail_argv(s, no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    BOOST_TEST(a.at(0) == "/usr/bin/unshare");
+    const auto binds = find_seq(a, {"/usr/bin/mount", "/tmp/w", "/tmpfoo/x", "--"});
+    const auto drop = find_seq(a, {"/usr/bin/setpriv", "--reuid=999", "--regid=995", "--clear-groups", "--"});
+    const auto jail = find_seq(a, {s.binary});
+    BOOST_REQUIRE(binds != std::string::npos);
+    BOOST_REQUIRE(drop != std::string::npos);
+    BOOST_TEST((binds < drop && drop < jail));
+    BOOST_TEST(a.at(binds - 1) == "sh");
+    BOOST_TEST(a.at(binds - 2).find("remount,bind,nosuid,nodev") != std::string::npos);
+    // Bound already: firejail would refuse --read-write on a path its user does not own.
+    BOOST_TEST(!has_prefix_arg(a, "--read-write="));
+    BOOST_TEST(has(a, {"--read-only=/srv/r"}));
+    BOOST_TEST(has(a, {"--whitelist=/tmp/w"}));
+    BOOST_TEST(has(a, {"--blacklist=/srv/base"}));
+    BOOST_TEST(has(a, {"--protocol=inet,inet6,netlink"}));
+    BOOST_TEST(has(a, {"--restrict-namespaces"}));
+}
+
+BOOST_AUTO_TEST_CASE(firejail_hides_a_base_dir_outside_tmp_unless_that_hides_a_mount)
+{
+    BOOST_TEST(detail::base_to_hide("/srv/base", {}) == "/srv/base");
+    BOOST_TEST(detail::base_to_hide("/srv/base/", {}) == "/srv/base");
+    BOOST_TEST(detail::base_to_hide("/tmp", {}).empty());
+    BOOST_TEST(detail::base_to_hide("/tmp/sandboxes", {}).empty());
+    BOOST_TEST(detail::base_to_hide("/", {}).empty());
+    BOOST_TEST(detail::base_to_hide("/srv/base", {mount{"/srv/base/data", "/srv/base/data", "ro"}}).empty());
+    BOOST_TEST(detail::base_to_hide("/srv/base", {mount{"/srv/basement", "/srv/basement", "ro"}}) == "/srv/base");
 }
 
 BOOST_AUTO_TEST_CASE(firejail_is_given_plain_paths_only)

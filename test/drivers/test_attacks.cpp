@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: BSL-1.0
+// Attacks by a command that wants out, per isolating driver, against the real engines: read
+// a root-only file, reach a host unix socket, plant a setuid file through a writable path.
+#include "driver_fixture.hpp"
+
+#include "drivers/plans.hpp"
+
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+using namespace sandbox;
+using namespace sandbox::test;
+namespace data = boost::unit_test::data;
+
+namespace {
+
+// Outside /tmp, which firejail and the namespaces replace anyway: a place the host shares
+// with every user, as a server's data directory would be.
+struct shared_dir {
+    std::filesystem::path path;
+    shared_dir()
+    {
+        std::string tmpl = "/var/tmp/sandbox-attack-XXXXXX";
+        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp in /var/tmp failed");
+        path = tmpl;
+        ::chmod(path.c_str(), 0755);
+    }
+    ~shared_dir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+// A listening unix socket anyone may connect to (mode 0777), the kind a host service leaves.
+struct open_listener {
+    int fd = -1;
+    std::filesystem::path path;
+    explicit open_listener(std::filesystem::path p) : path(std::move(p))
+    {
+        fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 8) != 0)
+            throw std::runtime_error("cannot listen on " + path.string());
+        ::chmod(path.c_str(), 0777);
+    }
+    ~open_listener() { ::close(fd); }
+    bool was_reached() const
+    {
+        const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c >= 0) ::close(c);
+        return c >= 0;
+    }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(attacks)
+
+BOOST_DATA_TEST_CASE(a_root_only_file_stays_unreadable, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    if (::geteuid() != 0)
+        BOOST_TEST_MESSAGE("NOTE: not root here, so a root-only file cannot be made; the command "
+                           "still must not read the caller's own 0600 file");
+    driver_env e(d);
+    shared_dir host;
+    const auto secret = host.path / "secret";
+    { std::ofstream(secret) << "top-secret\n"; }
+    ::chmod(secret.c_str(), 0600);
+    const auto r = e.sh("cat /etc/shadow \"$1\" 2>&1; echo done", {secret.string()});
+    BOOST_TEST(r.out.find("top-secret") == std::string::npos, describe(r));
+    BOOST_TEST(r.out.find("root:") == std::string::npos, describe(r));
+    BOOST_TEST(r.out.find("done") != std::string::npos, describe(r));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_DATA_TEST_CASE(host_unix_sockets_are_out_of_reach, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    shared_dir host;
+    open_listener service(host.path / "service.sock");
+    // python3 where the sandbox has it (the host's /usr); the path's absence where not.
+    const std::string script =
+        "for s in \"$1\" /var/run/docker.sock /run/docker.sock; do "
+        "  if command -v python3 >/dev/null; then "
+        "    python3 -c 'import socket,sys; c=socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); "
+        "print(\"CONNECTED\", sys.argv[1])' \"$s\" 2>/dev/null; "
+        "  elif [ -S \"$s\" ]; then echo \"VISIBLE $s\"; fi; "
+        "done; echo done";
+    const auto r = e.sh(script, {service.path.string()});
+    BOOST_TEST(r.out.find("CONNECTED") == std::string::npos, describe(r));
+    BOOST_TEST(r.out.find("VISIBLE") == std::string::npos, describe(r));
+    BOOST_TEST(r.out.find("done") != std::string::npos, describe(r));
+    BOOST_TEST(!service.was_reached());
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_DATA_TEST_CASE(a_setuid_file_planted_in_a_writable_path_is_not_privileged_on_the_host,
+                     data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    shared_dir host;
+    const auto rw = host.path / "rw";
+    std::filesystem::create_directory(rw);
+    ::chmod(rw.c_str(), 0777);
+    e.policy = e.policy.with_writable_paths({rw});
+    const auto inside = mounts_for(e.policy, d).at(0).container;
+    const auto r = e.sh("cp \"$(command -v sh)\" \"$1/planted\" && chmod 6755 \"$1/planted\"; "
+                        "chown 0:0 \"$1/planted\" 2>/dev/null; chmod 6755 \"$1/planted\" 2>/dev/null; "
+                        "grep \" $1 \" /proc/self/mountinfo; echo done",
+                        {inside});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.out.find("done") != std::string::npos);
+    struct stat st {};
+    if (::stat((rw / "planted").c_str(), &st) == 0) {
+        const auto [uid, gid] = detail::command_ids(d, e.options);
+        // Set-id bits are tolerated only for the unprivileged id the command already has.
+        if (st.st_mode & S_ISUID) BOOST_TEST((st.st_uid != 0 && st.st_uid == uid), "setuid to uid " << st.st_uid);
+        if (st.st_mode & S_ISGID) BOOST_TEST((st.st_gid != 0 && st.st_gid == gid), "setgid to gid " << st.st_gid);
+    }
+    // And inside, the writable mount ignores set-id bits altogether (docker's -v has no such
+    // option; there the command has no capabilities and no-new-privileges instead).
+    if (d != driver::docker) {
+        const auto line = r.out.substr(0, r.out.find('\n'));
+        BOOST_TEST(line.find("nosuid") != std::string::npos, "mount line: " << line);
+    }
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_CASE(firejail_never_runs_a_root_callers_command_as_root)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::firejail);
+    driver_env e(driver::firejail);
+    const auto r = e.sh("id -u; id -g");
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.success());
+    BOOST_TEST(r.out.find("0\n") != 0u);
+    if (::geteuid() != 0) return;
+    // Without the account, the launch is refused: nothing runs as root.
+    e.options.firejail_user = "sandbox-no-such-account";
+    try {
+        const auto r2 = e.sh("echo RAN");
+        BOOST_ERROR("no error; " << describe(r2));
+    } catch (const launch_error& err) {
+        BOOST_TEST((err.code() == errc::engine_failed), err.code().message());
+        BOOST_TEST(std::string(err.what()).find("sandbox-no-such-account") != std::string::npos, err.what());
+    }
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
