@@ -31,6 +31,7 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
     // capabilities and no-new-privileges, and set-id files it makes carry its own uid).
     for (const auto& m : s.mounts)
         a.insert(a.end(), {"-v", m.to_volume_arg() + (podman ? ",nosuid,nodev" : "")});
+    if (!s.seccomp_profile.empty()) a.insert(a.end(), {"--security-opt", "seccomp=" + s.seccomp_profile});
     if (podman) a.push_back("--unsetenv-all");  // drop podman's own container= and TERM=
     for (const auto& [k, v] : s.env) a.insert(a.end(), {"-e", k + "=" + v});
     a.insert(a.end(), {"-w", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), options.image});

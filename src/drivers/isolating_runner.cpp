@@ -6,6 +6,7 @@
 
 #include "sys/cgroup.hpp"
 #include "drivers/plans.hpp"
+#include "drivers/seccomp_profile.hpp"
 #include "run/process_runner.hpp"
 #include <sandbox/environment.hpp>
 #include <sandbox/errors.hpp>
@@ -215,6 +216,11 @@ private:
             if (ec) dir = "/tmp";
             s.cid_file = (dir / (s.name + ".cid")).string();
             res.cid_file = s.cid_file;
+        }
+        if (driver_ == driver::podman) {
+            std::string why;
+            s.seccomp_profile = podman_seccomp_profile(why).string();
+            if (s.seccomp_profile.empty()) fail(why);
         }
         s.mounts = mounts_for(policy_, driver_);
         for (auto m : options_.extra_mounts) {

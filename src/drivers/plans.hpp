@@ -38,6 +38,7 @@ struct sandbox_setup {
     std::vector<std::string> host_writable_mounts;  ///< firejail: made read-only one by one
     std::filesystem::path hidden_base_dir;          ///< firejail: the base dir, when /tmp does not hide it
     std::string cid_file;                           ///< docker and podman: --cidfile
+    std::string seccomp_profile;                    ///< podman: its default without user namespaces
 };
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,

@@ -141,6 +141,25 @@ BOOST_DATA_TEST_CASE(a_setuid_file_planted_in_a_writable_path_is_not_privileged_
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 
+BOOST_DATA_TEST_CASE(a_nested_user_namespace_is_refused, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    // A new user namespace would hand the command a full capability set inside it.
+    const auto r = e.sh("unshare -Ur cat /proc/self/status 2>&1 | grep -E '^CapEff'; "
+                        "unshare -U true 2>/dev/null && echo NESTED-USERNS; "
+                        "unshare -Urn true 2>/dev/null && echo NESTED-NETNS; echo done");
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.out.find("done") != std::string::npos);
+    BOOST_TEST(r.out.find("NESTED") == std::string::npos);
+    BOOST_TEST(r.out.find("CapEff:\t000001ff") == std::string::npos);
+    BOOST_TEST(r.out.find("CapEff") == std::string::npos);
+    // Threads and processes are still made (clone without namespace flags).
+    const auto t = e.sh("(echo child) & wait; echo parent");
+    BOOST_TEST(t.out == "child\nparent\n", describe(t));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
 BOOST_AUTO_TEST_CASE(firejail_never_runs_a_root_callers_command_as_root)
 {
     SANDBOX_REQUIRE_DRIVER(driver::firejail);

@@ -4,7 +4,10 @@
 #include "driver_fixture.hpp"
 
 #include "drivers/plans.hpp"
+#include "drivers/seccomp_profile.hpp"
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <set>
@@ -396,6 +399,39 @@ BOOST_AUTO_TEST_CASE(firejail_hides_a_base_dir_outside_tmp_unless_that_hides_a_m
     BOOST_TEST(detail::base_to_hide("/", {}).empty());
     BOOST_TEST(detail::base_to_hide("/srv/base", {mount{"/srv/base/data", "/srv/base/data", "ro"}}).empty());
     BOOST_TEST(detail::base_to_hide("/srv/base", {mount{"/srv/basement", "/srv/basement", "ro"}}) == "/srv/base");
+}
+
+BOOST_AUTO_TEST_CASE(podmans_profile_loses_user_namespaces_and_keeps_the_rest)
+{
+    const std::string in = R"({"defaultAction":"SCMP_ACT_ERRNO","syscalls":[
+        {"names":["read","clone","clone3","unshare","setns","write"],"action":"SCMP_ACT_ALLOW"},
+        {"names":["setns"],"action":"SCMP_ACT_ALLOW","includes":{"caps":["CAP_SYS_ADMIN"]}},
+        {"names":["kill"],"action":"SCMP_ACT_ERRNO","errnoRet":1}]})";
+    const auto out = boost::json::parse(detail::without_user_namespaces(in)).as_object();
+    const auto& calls = out.at("syscalls").as_array();
+    BOOST_TEST(out.at("defaultAction").as_string() == "SCMP_ACT_ERRNO");
+    BOOST_TEST(boost::json::serialize(calls.at(0).at("names")) == R"(["read","write"])");
+    BOOST_TEST(boost::json::serialize(calls.at(1).at("names")) == R"(["setns"])");  // needs a capability none has
+    BOOST_TEST(boost::json::serialize(calls.at(2)) == boost::json::serialize(boost::json::parse(
+                   R"({"names":["kill"],"action":"SCMP_ACT_ERRNO","errnoRet":1})")));
+    BOOST_REQUIRE(calls.size() == 6u);
+    BOOST_TEST(calls.at(3).at("names").at(0).as_string() == "clone");
+    BOOST_TEST(calls.at(3).at("args").at(0).at("op").as_string() == "SCMP_CMP_MASKED_EQ");
+    BOOST_TEST(calls.at(3).at("args").at(0).at("value").to_number<std::uint64_t>() == 0x7E020000u);
+    BOOST_TEST(calls.at(4).at("names").at(0).as_string() == "clone3");
+    BOOST_TEST(calls.at(4).at("errnoRet").to_number<int>() == 38);
+    BOOST_TEST(boost::json::serialize(calls.at(5).at("names")) == R"(["unshare","setns"])");
+    BOOST_CHECK_THROW(detail::without_user_namespaces("{\"syscalls\": 3}"), std::exception);
+    BOOST_CHECK_THROW(detail::without_user_namespaces("not json"), std::exception);
+}
+
+BOOST_AUTO_TEST_CASE(podman_runs_with_the_derived_profile)
+{
+    auto s = make_setup("/usr/bin/podman");
+    s.seccomp_profile = "/tmp/p.json";
+    driver_options o;
+    BOOST_TEST(has(detail::container_argv(s, no_net, o, true, user_argv), {"--security-opt", "seccomp=/tmp/p.json"}));
+    BOOST_TEST(!has_prefix_arg(detail::container_argv(make_setup("/d"), no_net, o, false, user_argv), "seccomp="));
 }
 
 BOOST_AUTO_TEST_CASE(firejail_is_given_plain_paths_only)

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: BSL-1.0
+// podman's default seccomp profile lets a container make user namespaces (unshare -Ur gives
+// a full capability set inside one); docker's does not. Rules appended to a profile cannot
+// take that back, because the calls sit in its unconditional allow list: they are removed
+// from it and allowed again only without namespace flags, as docker's profile does.
+#include "drivers/seccomp_profile.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <mutex>
+#include <sstream>
+
+namespace sandbox::detail {
+
+namespace {
+
+// CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET.
+constexpr std::uint64_t namespace_flags = 0x7E020000;
+const char* const guarded[] = {"clone", "clone3", "unshare", "setns"};
+
+bool is_guarded(std::string_view name)
+{
+    for (const char* g : guarded)
+        if (name == g) return true;
+    return false;
+}
+
+json::object rule(std::initializer_list<std::string_view> names, std::string_view action)
+{
+    json::array n;
+    for (auto s : names) n.emplace_back(s);
+    return json::object{{"names", std::move(n)}, {"action", action}};
+}
+
+std::string read_file(const std::filesystem::path& p)
+{
+    std::ifstream in(p);
+    if (!in) return {};
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// An existing profile file may be used only if this user wrote it and no one else can.
+bool trusted_copy(const std::filesystem::path& p, const std::string& content)
+{
+    const int fd = ::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st {};
+    const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+                    !(st.st_mode & (S_IWGRP | S_IWOTH));
+    ::close(fd);
+    return ok && read_file(p) == content;
+}
+
+}  // namespace
+
+std::string without_user_namespaces(std::string_view profile_json)
+{
+    json::value v = json::parse(profile_json);
+    auto& profile = v.as_object();
+    auto& syscalls = profile.at("syscalls").as_array();
+    for (auto& r : syscalls) {
+        auto& o = r.as_object();
+        const auto* action = o.if_contains("action");
+        if (!action || !action->is_string() || action->as_string() != "SCMP_ACT_ALLOW") continue;
+        // Allowed only with a capability: the container has none.
+        if (const auto* inc = o.if_contains("includes"); inc && inc->is_object() && inc->as_object().contains("caps"))
+            continue;
+        auto* names = o.if_contains("names");
+        if (!names || !names->is_array()) continue;
+        json::array kept;
+        for (auto& n : names->as_array())
+            if (!(n.is_string() && is_guarded(n.as_string()))) kept.push_back(n);
+        *names = std::move(kept);
+    }
+    // clone only without namespace flags; clone3's flags sit in memory seccomp cannot read,
+    // so it is refused with ENOSYS and the C library falls back to clone.
+    auto clone = rule({"clone"}, "SCMP_ACT_ALLOW");
+    clone["args"] = json::array{json::object{
+        {"index", 0}, {"value", namespace_flags}, {"valueTwo", 0}, {"op", "SCMP_CMP_MASKED_EQ"}}};
+    syscalls.emplace_back(std::move(clone));
+    auto clone3 = rule({"clone3"}, "SCMP_ACT_ERRNO");
+    clone3["errnoRet"] = 38;  // ENOSYS
+    syscalls.emplace_back(std::move(clone3));
+    auto refused = rule({"unshare", "setns"}, "SCMP_ACT_ERRNO");
+    refused["errnoRet"] = 1;  // EPERM
+    syscalls.emplace_back(std::move(refused));
+    return json::serialize(v);
+}
+
+std::filesystem::path podman_seccomp_profile(std::string& why)
+{
+    static std::mutex m;
+    static std::filesystem::path made;
+    std::lock_guard lock(m);
+    if (!made.empty() && ::access(made.c_str(), R_OK) == 0) return made;
+
+    std::filesystem::path source;
+    std::string text;
+    for (const char* p : {"/etc/containers/seccomp.json", "/usr/share/containers/seccomp.json"}) {
+        text = read_file(p);
+        if (!text.empty()) {
+            source = p;
+            break;
+        }
+    }
+    if (text.empty()) {
+        why = "podman's default seccomp profile (/usr/share/containers/seccomp.json) was not found, so nested user "
+              "namespaces cannot be refused";
+        return {};
+    }
+    std::string derived;
+    try {
+        derived = without_user_namespaces(text);
+    } catch (const std::exception& e) {
+        why = "podman's seccomp profile " + source.string() + " cannot be read as a profile: " + e.what();
+        return {};
+    }
+    // Named by content, so processes share one file; never someone else's.
+    std::ostringstream name;
+    name << "sandbox-podman-seccomp-" << std::hex << std::hash<std::string>{}(derived) << "-" << ::geteuid() << ".json";
+    std::error_code ec;
+    auto dir = std::filesystem::temp_directory_path(ec);
+    if (ec) dir = "/tmp";
+    const auto path = dir / name.str();
+    if (!trusted_copy(path, derived)) {
+        auto tmp = (dir / (name.str() + ".XXXXXX")).string();
+        const int fd = ::mkstemp(tmp.data());
+        if (fd < 0) {
+            why = "cannot write a seccomp profile in " + dir.string();
+            return {};
+        }
+        const bool written = ::write(fd, derived.data(), derived.size()) == static_cast<ssize_t>(derived.size()) &&
+                             ::fchmod(fd, 0644) == 0;
+        ::close(fd);
+        // In a sticky /tmp, rename() cannot replace a file another user planted there; then
+        // the unique name stays.
+        std::filesystem::path final_path = tmp;
+        if (written && ::rename(tmp.c_str(), path.c_str()) == 0) final_path = path;
+        if (!written) {
+            ::unlink(tmp.c_str());
+            why = "cannot write a seccomp profile in " + dir.string();
+            return {};
+        }
+        made = final_path;
+        return made;
+    }
+    made = path;
+    return made;
+}
+
+}  // namespace sandbox::detail
