@@ -2,6 +2,8 @@
 // docker and podman: one container per execution, removed afterwards.
 #include "drivers/plans.hpp"
 
+#include "drivers/orphans.hpp"
+
 namespace sandbox::detail {
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
@@ -17,6 +19,9 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
         "--log-driver", "none",   // the output is streamed; the engine must not keep a copy
         "--pull", "never",        // a missing image is an error, never a network fetch
     };
+    // Whose it is and until when: what a later sweep needs if this process is killed.
+    const auto labels = container_labels(s.deadline);
+    a.insert(a.end(), labels.begin(), labels.end());
     // Written once the container exists: tells an engine failure from a command's own 125.
     if (!s.cid_file.empty()) a.insert(a.end(), {"--cidfile", s.cid_file});
     if (!policy.network_enabled()) a.push_back("--network=none");
@@ -41,9 +46,17 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
 
 std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman)
 {
-    // Kills and removes in one step; "-t 0" because podman would otherwise wait 10 s.
-    if (podman) return {s.binary, "rm", "-f", "-t", "0", s.name};
-    return {s.binary, "rm", "-f", s.name};
+    // Kills and removes in one step ("-t 0": podman would otherwise wait 10 s). A client
+    // killed while the engine was still creating the container leaves it to appear later,
+    // in state Created: until the cid file says it existed, look for it a little longer.
+    std::vector<std::string> a{"/bin/sh", "-c",
+                               "b=$1 n=$2 c=$3; shift 3; \"$b\" rm -f \"$@\" \"$n\" >/dev/null 2>&1; "
+                               "[ -s \"$c\" ] && exit 0; i=0; while [ $i -lt 10 ]; do sleep 0.1; "
+                               "[ -n \"$(\"$b\" ps -a -q --filter \"name=$n\")\" ] && exec \"$b\" rm -f \"$@\" \"$n\"; "
+                               "i=$((i+1)); done",
+                               "sh", s.binary, s.name, s.cid_file.empty() ? std::string("/nonexistent") : s.cid_file};
+    if (podman) a.insert(a.end(), {"-t", "0"});
+    return a;
 }
 
 }  // namespace sandbox::detail

@@ -5,6 +5,7 @@
 #include "drivers/runners.hpp"
 
 #include "sys/cgroup.hpp"
+#include "drivers/orphans.hpp"
 #include "drivers/plans.hpp"
 #include "drivers/seccomp_profile.hpp"
 #include "run/process_runner.hpp"
@@ -86,6 +87,13 @@ public:
     isolating_runner(execution_policy policy, driver_options options, driver d)
         : policy_(std::move(policy)), options_(std::move(options)), driver_(d)
     {
+        if (container()) {
+            try {
+                sweep_orphans_once(resolve_binary(options_.binary, binary_variable(), tool(), tool()),
+                                   driver_ == driver::podman, env_strings(current_environment()));
+            } catch (...) {  // no engine binary: the launch will say so
+            }
+        }
     }
 
     const execution_policy& policy() const override { return policy_; }
@@ -129,6 +137,11 @@ private:
         sandbox_setup s = prepare(*resources);
         s.env = with_extra_env(std::move(s.env), o.env);
         if (!o.cwd.empty()) s.cwd = fenced_cwd(s.work_dir, o.cwd, tool());
+        if (const auto wall = o.timeout.value_or(policy_.timeout()); container() && wall != no_timeout) {
+            // Past this, with a margin for the kill and the removal, the container is an orphan.
+            const auto overdue = std::chrono::system_clock::now() + wall + options_.kill_grace + std::chrono::minutes(1);
+            s.deadline = std::chrono::duration_cast<std::chrono::seconds>(overdue.time_since_epoch()).count();
+        }
         launch_plan plan = make_plan(s, argv);
         plan.cleanup = [resources] { resources->release(); };
         plan.check = [this, resources](exec_result& r) { check_result(r, *resources); };

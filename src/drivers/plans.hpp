@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -39,6 +40,7 @@ struct sandbox_setup {
     std::filesystem::path hidden_base_dir;          ///< firejail: the base dir, when /tmp does not hide it
     std::string cid_file;                           ///< docker and podman: --cidfile
     std::string seccomp_profile;                    ///< podman: its default without user namespaces
+    std::int64_t deadline = 0;  ///< docker and podman: when the container is overdue (epoch s; 0: never)
 };
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,

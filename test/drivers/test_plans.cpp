@@ -3,6 +3,7 @@
 // synthetic sandbox_setup. No engine is needed.
 #include "driver_fixture.hpp"
 
+#include "drivers/orphans.hpp"
 #include "drivers/plans.hpp"
 #include "drivers/seccomp_profile.hpp"
 
@@ -10,6 +11,9 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <set>
 
 using namespace sandbox;
@@ -190,11 +194,104 @@ BOOST_AUTO_TEST_CASE(container_argv_ends_with_workdir_image_and_the_argv_verbati
     BOOST_TEST(ends_with(a, tail));
 }
 
+namespace {
+
+std::string shell_quoted(const argv_t& a)
+{
+    std::string out;
+    for (const auto& arg : a) {
+        out += " '";
+        for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        out += "'";
+    }
+    return out;
+}
+
+// Runs the cleanup command against a stand-in engine that logs its calls and lists the
+// container from its `appears_at`-th `ps` on (0: never).
+std::vector<std::string> cleanup_calls(bool podman, bool cid_written, int appears_at)
+{
+    temp_dir dir;
+    const auto engine = dir.path / "engine";
+    const auto log = dir.path / "calls";
+    {
+        std::ofstream f(engine);
+        f << "#!/bin/sh\necho \"$*\" >> '" << log.string() << "'\n"
+          << "if [ \"$1\" = ps ]; then n=$(grep -c '^ps' '" << log.string() << "'); "
+          << "[ " << appears_at << " -gt 0 ] && [ $n -ge " << appears_at << " ] && echo 0123abcd; fi\nexit 0\n";
+    }
+    ::chmod(engine.c_str(), 0755);
+    auto s = make_setup(engine.string());
+    s.cid_file = (dir.path / "cid").string();
+    if (cid_written) std::ofstream(s.cid_file) << "0123abcd\n";
+    BOOST_REQUIRE(std::system(shell_quoted(detail::container_cleanup_argv(s, podman)).c_str()) == 0);
+    return split_lines(read_text(log));
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(container_cleanup_kills_and_removes_by_name)
 {
-    const auto s = make_setup("/usr/bin/engine");
-    BOOST_TEST((detail::container_cleanup_argv(s, false) == argv_t{"/usr/bin/engine", "rm", "-f", name}));
-    BOOST_TEST((detail::container_cleanup_argv(s, true) == argv_t{"/usr/bin/engine", "rm", "-f", "-t", "0", name}));
+    const auto n = make_setup("/e").name;
+    BOOST_TEST(cleanup_calls(false, true, 1) == argv_t{"rm -f " + n}, boost::test_tools::per_element());
+    BOOST_TEST(cleanup_calls(true, true, 1) == argv_t{"rm -f -t 0 " + n}, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(container_cleanup_waits_for_a_container_still_being_created)
+{
+    // The client was killed before the cid file was written: the container shows up later.
+    const auto n = make_setup("/e").name;
+    const auto calls = cleanup_calls(false, false, 3);
+    const argv_t expected{"rm -f " + n, "ps -a -q --filter name=" + n, "ps -a -q --filter name=" + n,
+                          "ps -a -q --filter name=" + n, "rm -f " + n};
+    BOOST_TEST(calls == expected, boost::test_tools::per_element());
+    // Never created at all: it gives up after a bounded look.
+    const auto start = std::chrono::steady_clock::now();
+    const auto none = cleanup_calls(true, false, 0);
+    BOOST_TEST(none.size() == 11u);
+    BOOST_TEST(none.front() == "rm -f -t 0 " + n);
+    BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(10)));
+}
+
+BOOST_AUTO_TEST_CASE(containers_carry_their_machine_owner_and_deadline)
+{
+    auto s = make_setup("/e");
+    s.deadline = 1700000000;
+    const auto a = detail::container_argv(s, no_net, driver_options{}, false, user_argv);
+    BOOST_TEST(has(a, {"--label", "sandbox.machine=" + detail::machine_label()}));
+    BOOST_TEST(has(a, {"--label", "sandbox.owner=" + detail::owner_label()}));
+    BOOST_TEST(has(a, {"--label", "sandbox.deadline=1700000000"}));
+    BOOST_TEST(detail::owner_alive(detail::owner_label()));
+    BOOST_TEST(!detail::owner_alive(std::to_string(::getpid()) + ".1"));  // a reused pid
+    BOOST_TEST(!detail::owner_alive("2147483646.5"));
+}
+
+BOOST_AUTO_TEST_CASE(orphans_are_read_from_either_engines_listing)
+{
+    const auto& m = detail::machine_label();
+    const auto docker = detail::parse_ps_line("sandbox-aa sandbox.deadline=1700000100,sandbox.machine=" + m +
+                                              ",sandbox.owner=12.345,other=x");
+    BOOST_TEST(docker.name == "sandbox-aa");
+    BOOST_TEST(docker.deadline == 1700000100);
+    BOOST_TEST(docker.owner == "12.345");
+    BOOST_TEST(docker.machine == m);
+    const auto podman = detail::parse_ps_line("sandbox-bb map[sandbox.deadline:0 sandbox.machine:" + m +
+                                              " sandbox.owner:7.89]");
+    BOOST_TEST(podman.name == "sandbox-bb");
+    BOOST_TEST(podman.deadline == 0);
+    BOOST_TEST(podman.owner == "7.89");
+    BOOST_TEST(podman.machine == m);
+    // Overdue, or its starter is gone: removed. Another machine's: never.
+    BOOST_TEST(detail::is_orphan(docker, 1700000101, true));
+    BOOST_TEST(!detail::is_orphan(docker, 1700000099, true));
+    BOOST_TEST(detail::is_orphan(docker, 1700000099, false));
+    BOOST_TEST(!detail::is_orphan(podman, 1900000000, true));  // no deadline, starter alive
+    BOOST_TEST(detail::is_orphan(podman, 1900000000, false));
+    auto elsewhere = docker;
+    elsewhere.machine = "another-machine";
+    BOOST_TEST(!detail::is_orphan(elsewhere, 1900000000, false));
+    BOOST_TEST(detail::parse_ps_line("").name.empty());
+    BOOST_TEST(detail::parse_ps_line("lonely").name.empty());
 }
 
 // ------------------------------------------------------------------ bubblewrap

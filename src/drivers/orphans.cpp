@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "drivers/orphans.hpp"
+
+#include "run/offload.hpp"
+#include "run/spawn.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace sandbox::detail {
+
+namespace {
+
+// Field 22 of /proc/<pid>/stat: the start time, after the command name (which may hold
+// spaces and parentheses, hence the last ')').
+std::string start_time_of(const std::string& pid)
+{
+    std::ifstream in("/proc/" + pid + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) return {};
+    std::istringstream rest(stat.substr(close + 1));
+    std::string field;
+    for (int i = 3; i <= 22 && rest >> field; ++i) {
+        if (i == 22) return field;
+    }
+    return {};
+}
+
+// The value after `key` and its separator ('=' for docker, ':' for podman), up to the next
+// separator of entries.
+std::string label_value(std::string_view labels, std::string_view key)
+{
+    for (std::size_t at = labels.find(key); at != std::string_view::npos; at = labels.find(key, at + 1)) {
+        const bool starts = at == 0 || labels[at - 1] == ',' || labels[at - 1] == ' ' || labels[at - 1] == '[';
+        const auto sep = at + key.size();
+        if (!starts || sep >= labels.size() || (labels[sep] != '=' && labels[sep] != ':')) continue;
+        const auto end = labels.find_first_of(", ]", sep + 1);
+        return std::string(labels.substr(sep + 1, end == std::string_view::npos ? end : end - sep - 1));
+    }
+    return {};
+}
+
+std::string run_and_read(const std::vector<std::string>& argv, const std::vector<std::string>& env)
+{
+    spawn_request req{.argv = argv, .env = env, .open_pidfd = false};
+    child_pipes pipes;
+    std::string what;
+    if (prepare_spawn(req, pipes, what)) return {};
+    auto o = spawn_child(req, pipes);
+    if (o.error) return {};
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        const auto n = ::read(pipes.stdout_r.get(), buf, sizeof buf);
+        if (n > 0) out.append(buf, static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EINTR) break;
+    }
+    (void)o.child.wait_and_reap();
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, const std::vector<std::string>& env)
+{
+    const auto listing = run_and_read({binary, "ps", "-a", "--filter", "label=sandbox.machine=" + machine_label(),
+                                       "--format", "{{.Names}} {{.Labels}}"},
+                                      env);
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+    std::vector<std::string> remove{binary, "rm", "-f"};
+    if (podman) remove.insert(remove.end(), {"-t", "0"});
+    const auto base = remove.size();
+    std::istringstream lines(listing);
+    for (std::string line; std::getline(lines, line);) {
+        const auto c = parse_ps_line(line);
+        if (!c.name.empty() && is_orphan(c, now, owner_alive(c.owner))) remove.push_back(c.name);
+    }
+    if (remove.size() > base) (void)run_and_read(remove, env);
+    return {remove.begin() + static_cast<std::ptrdiff_t>(base), remove.end()};
+}
+
+const std::string& machine_label()
+{
+    static const std::string m = [] {
+        std::ifstream in("/etc/machine-id");
+        std::string id;
+        if (in >> id && !id.empty()) return id;
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        return std::string(host);
+    }();
+    return m;
+}
+
+const std::string& owner_label()
+{
+    // Per process: a forked child is an owner of its own.
+    static thread_local std::string cached;
+    static thread_local pid_t cached_for = -1;
+    if (cached_for != ::getpid()) {
+        cached_for = ::getpid();
+        const auto pid = std::to_string(cached_for);
+        cached = pid + "." + start_time_of(pid);
+    }
+    return cached;
+}
+
+bool owner_alive(std::string_view owner)
+{
+    const auto dot = owner.find('.');
+    if (dot == std::string_view::npos || dot == 0) return true;  // not ours to judge
+    const std::string pid(owner.substr(0, dot));
+    const auto start = start_time_of(pid);
+    return !start.empty() && start == owner.substr(dot + 1);
+}
+
+std::vector<std::string> container_labels(std::int64_t deadline)
+{
+    return {"--label", "sandbox.machine=" + machine_label(), "--label", "sandbox.owner=" + owner_label(),
+            "--label", "sandbox.deadline=" + std::to_string(deadline)};
+}
+
+labelled_container parse_ps_line(std::string_view line)
+{
+    labelled_container c;
+    const auto space = line.find(' ');
+    if (space == std::string_view::npos || space == 0) return c;
+    c.name = std::string(line.substr(0, space));
+    const auto labels = line.substr(space + 1);
+    c.machine = label_value(labels, "sandbox.machine");
+    c.owner = label_value(labels, "sandbox.owner");
+    const auto d = label_value(labels, "sandbox.deadline");
+    if (std::from_chars(d.data(), d.data() + d.size(), c.deadline).ec != std::errc{}) c.deadline = 0;
+    return c;
+}
+
+bool is_orphan(const labelled_container& c, std::int64_t now, bool owner_is_alive)
+{
+    if (c.machine.empty() || c.machine != machine_label()) return false;
+    return !owner_is_alive || (c.deadline > 0 && now > c.deadline);
+}
+
+void sweep_orphans_once(const std::string& binary, bool podman, std::vector<std::string> env)
+{
+    static std::mutex m;
+    static std::set<std::string> swept;
+    {
+        std::lock_guard lock(m);
+        if (!swept.insert(binary).second) return;
+    }
+    try {
+        run_on(worker::blocking, [binary, podman, env = std::move(env)] {
+            try {
+                (void)sweep_orphans(binary, podman, env);
+            } catch (...) {  // best effort: the engine may be down
+            }
+        });
+    } catch (...) {
+    }
+}
+
+}  // namespace sandbox::detail
