@@ -16,27 +16,6 @@
 
 namespace sandbox::detail {
 
-namespace {
-
-// mountinfo writes space, tab, newline and backslash as octal escapes (\040 ...).
-std::string decode_mountinfo(const std::string& field)
-{
-    std::string out;
-    for (std::size_t i = 0; i < field.size(); ++i) {
-        if (field[i] == '\\' && i + 3 < field.size() &&
-            std::isdigit(static_cast<unsigned char>(field[i + 1])) && std::isdigit(static_cast<unsigned char>(field[i + 2])) &&
-            std::isdigit(static_cast<unsigned char>(field[i + 3]))) {
-            out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0'));
-            i += 3;
-        } else {
-            out += field[i];
-        }
-    }
-    return out;
-}
-
-}  // namespace
-
 std::string firejail_path_problem(const std::string& path)
 {
     for (unsigned char c : path) {
@@ -103,20 +82,15 @@ std::filesystem::path base_to_hide(const std::filesystem::path& base, const std:
 std::vector<std::string> writable_host_mounts()
 {
     std::vector<std::string> out;
-    std::ifstream mi("/proc/self/mountinfo");
-    for (std::string line; std::getline(mi, line);) {
-        std::istringstream in(line);
-        std::string id, parent, dev, root, point, options;
-        in >> id >> parent >> dev >> root >> point >> options;
-        point = decode_mountinfo(point);
-        if (point == "/" || options.compare(0, 2, "rw") != 0) continue;
+    for (const auto& m : host_mounts()) {
+        if (m.point == "/" || !m.writable) continue;
         // firejail builds its own /proc, /sys, /dev and /tmp, and owns /run/firejail.
         bool skip = false;
         for (const char* own : {"/proc", "/sys", "/dev", "/tmp", "/run/firejail"}) {
             const std::string o = own;
-            if (point == o || point.compare(0, o.size() + 1, o + "/") == 0) skip = true;
+            if (m.point == o || m.point.compare(0, o.size() + 1, o + "/") == 0) skip = true;
         }
-        if (!skip) out.push_back(point);
+        if (!skip) out.push_back(m.point);
     }
     return out;
 }

@@ -242,6 +242,14 @@ private:
             if (driver_ == driver::firejail) m.container = m.host;
             s.mounts.push_back(std::move(m));
         }
+        if (container()) {
+            // -v ...:ro is read-only at the top only; each submount gets its own.
+            s.mounts = with_read_only_submounts(std::move(s.mounts), host_mounts());
+            for (const auto& m : s.mounts)
+                if (m.host.find(':') != std::string::npos || m.container.find(':') != std::string::npos)
+                    fail("the mount " + m.host + " below a read-only path holds ':', which -v cannot bind read-only",
+                         make_error_code(boost::system::errc::invalid_argument));
+        }
         s.env = sandbox_environment(policy_);
         if (driver_ == driver::firejail) {
             // Fail closed: a path firejail would glob could open more of the host than asked.

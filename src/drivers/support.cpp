@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "drivers/support.hpp"
 #include <sandbox/environment.hpp>
-#include <sandbox/environment.hpp>
 #include <sandbox/errors.hpp>
 #include <sandbox/mount.hpp>
 
@@ -14,10 +13,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <system_error>
 
 namespace sandbox::detail {
@@ -264,6 +266,59 @@ std::filesystem::path first_unsearchable(const std::filesystem::path& path, uid_
         if (!(st.st_mode & bit)) return walked;
     }
     return {};
+}
+
+namespace {
+
+// mountinfo writes space, tab, newline and backslash as octal escapes (\040 ...).
+std::string decode_mountinfo(const std::string& field)
+{
+    std::string out;
+    for (std::size_t i = 0; i < field.size(); ++i) {
+        if (field[i] == '\\' && i + 3 < field.size() &&
+            std::isdigit(static_cast<unsigned char>(field[i + 1])) && std::isdigit(static_cast<unsigned char>(field[i + 2])) &&
+            std::isdigit(static_cast<unsigned char>(field[i + 3]))) {
+            out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0'));
+            i += 3;
+        } else {
+            out += field[i];
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<host_mount> host_mounts()
+{
+    std::vector<host_mount> out;
+    std::ifstream mi("/proc/self/mountinfo");
+    for (std::string line; std::getline(mi, line);) {
+        std::istringstream in(line);
+        std::string id, parent, dev, root, point, options;
+        in >> id >> parent >> dev >> root >> point >> options;
+        out.push_back({decode_mountinfo(point), options.compare(0, 2, "rw") == 0});
+    }
+    return out;
+}
+
+std::vector<mount> with_read_only_submounts(std::vector<mount> mounts, const std::vector<host_mount>& host)
+{
+    const auto asked = mounts;
+    for (const auto& m : asked) {
+        if (!m.read_only()) continue;
+        const std::string prefix = m.host == "/" ? "/" : m.host + "/";
+        for (const auto& h : host) {
+            if (h.point.size() <= prefix.size() || h.point.compare(0, prefix.size(), prefix) != 0) continue;
+            mount sub{h.point, m.container + "/" + h.point.substr(prefix.size()), "ro"};
+            // A path asked for on its own keeps what was asked.
+            const bool taken = std::any_of(mounts.begin(), mounts.end(), [&](const mount& x) {
+                return x.container == sub.container || x.host == sub.host;
+            });
+            if (!taken) mounts.push_back(std::move(sub));
+        }
+    }
+    return mounts;
 }
 
 uid_t sandbox_uid() noexcept { return ::geteuid() == 0 ? 65534 : ::geteuid(); }

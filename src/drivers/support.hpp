@@ -5,6 +5,7 @@
 #define SANDBOX_SRC_DRIVERS_SUPPORT_HPP
 
 #include <sandbox/execution_policy.hpp>
+#include <sandbox/mount.hpp>
 
 #include <sys/types.h>
 
@@ -61,6 +62,19 @@ std::filesystem::path first_unsearchable(const std::filesystem::path& path, uid_
 /// The uid the command runs as inside container and namespace sandboxes: 65534 (nobody)
 /// when the library runs as root, else the caller's own uid.
 uid_t sandbox_uid() noexcept;
+
+/// A mount point of this process's mount namespace, from /proc/self/mountinfo.
+struct host_mount {
+    std::string point;  ///< escapes decoded
+    bool writable = false;
+};
+std::vector<host_mount> host_mounts();
+
+/// `mounts` plus, for every read-only one, each host mount point below it, read-only at the
+/// matching place: engines that bind non-recursively read-only (docker's and podman's -v
+/// ...:ro) would otherwise leave a writable submount writable. Paths asked for on their own
+/// keep what was asked.
+std::vector<mount> with_read_only_submounts(std::vector<mount> mounts, const std::vector<host_mount>& host);
 gid_t sandbox_gid() noexcept;
 
 }  // namespace sandbox::detail

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -27,10 +28,10 @@ namespace {
 // with every user, as a server's data directory would be.
 struct shared_dir {
     std::filesystem::path path;
-    shared_dir()
+    explicit shared_dir(const std::string& parent = "/var/tmp")
     {
-        std::string tmpl = "/var/tmp/sandbox-attack-XXXXXX";
-        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp in /var/tmp failed");
+        std::string tmpl = parent + "/sandbox-attack-XXXXXX";
+        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp in " + parent + " failed");
         path = tmpl;
         ::chmod(path.c_str(), 0755);
     }
@@ -138,6 +139,36 @@ BOOST_DATA_TEST_CASE(a_setuid_file_planted_in_a_writable_path_is_not_privileged_
         const auto line = r.out.substr(0, r.out.find('\n'));
         BOOST_TEST(line.find("nosuid") != std::string::npos, "mount line: " << line);
     }
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_DATA_TEST_CASE(a_writable_mount_below_a_read_only_path_is_read_only_inside, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("NOTE: not root here: no mount can be made below a read-only path to attack");
+        return;
+    }
+    driver_env e(d);
+    shared_dir host("/var/lib");  // firejail hides /var/tmp: the path must be seen to be attacked
+    const auto ro = host.path / "ro";
+    std::filesystem::create_directories(ro / "sub");
+    { std::ofstream(ro / "top") << "top\n"; }
+    BOOST_REQUIRE(std::system(("mount -t tmpfs -o size=1m,mode=0777 sandbox-test '" + (ro / "sub").string() + "'").c_str()) == 0);
+    struct unmount {
+        std::filesystem::path p;
+        ~unmount() { (void)std::system(("umount -l '" + p.string() + "'").c_str()); }
+    } guard{ro / "sub"};
+    e.policy = e.policy.with_readable_paths({ro});
+    const auto inside = mounts_for(e.policy, d).at(0).container;
+    const auto r = e.sh("cat \"$1/top\"; (echo x > \"$1/sub/planted\") 2>/dev/null && echo SUB-WRITABLE; "
+                        "(echo x > \"$1/planted\") 2>/dev/null && echo TOP-WRITABLE; echo done",
+                        {inside});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.out.find("top\n") == 0u);
+    BOOST_TEST(r.out.find("WRITABLE") == std::string::npos);
+    BOOST_TEST(r.out.find("done") != std::string::npos);
+    BOOST_TEST(!std::filesystem::exists(ro / "sub" / "planted"));
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 

@@ -531,6 +531,25 @@ BOOST_AUTO_TEST_CASE(podman_runs_with_the_derived_profile)
     BOOST_TEST(!has_prefix_arg(detail::container_argv(make_setup("/d"), no_net, o, false, user_argv), "seccomp="));
 }
 
+BOOST_AUTO_TEST_CASE(read_only_paths_stay_read_only_below_their_submounts)
+{
+    const std::vector<detail::host_mount> host{
+        {"/", true}, {"/srv/data", true}, {"/srv/data/cache", true}, {"/srv/data-other", true}, {"/srv/out/mnt", true}};
+    const std::vector<mount> asked{{"/srv/out", "/mnt/rw0", "rw"}, {"/srv/data", "/mnt/ro0", "ro"}};
+    const auto got = detail::with_read_only_submounts(asked, host);
+    BOOST_REQUIRE(got.size() == 3u);
+    BOOST_TEST(got[2].host == "/srv/data/cache");
+    BOOST_TEST(got[2].container == "/mnt/ro0/cache");
+    BOOST_TEST(got[2].read_only());
+    // A writable path below a read-only one, asked for, stays writable.
+    const std::vector<mount> both{{"/srv/data", "/mnt/ro0", "ro"}, {"/srv/data/cache", "/mnt/rw0", "rw"}};
+    BOOST_TEST(detail::with_read_only_submounts(both, host).size() == 2u);
+    // The whole host read-only: every mount point below it too.
+    const auto root = detail::with_read_only_submounts({{"/", "/host", "ro"}}, host);
+    BOOST_TEST(root.size() == 5u);
+    BOOST_TEST(root.back().container == "/host/srv/out/mnt");
+}
+
 BOOST_AUTO_TEST_CASE(firejail_is_given_plain_paths_only)
 {
     BOOST_TEST(detail::firejail_path_problem("/tmp/sandbox-0a1b/work_dir-1.2+x@y=z%").empty());
