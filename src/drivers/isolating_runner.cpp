@@ -144,7 +144,9 @@ private:
         }
         launch_plan plan = make_plan(s, argv);
         plan.cleanup = [resources] { resources->release(); };
-        plan.check = [this, resources](exec_result& r) { check_result(r, *resources); };
+        plan.check = [this, resources, command = argv.empty() ? std::string() : argv.front()](exec_result& r) {
+            if (!as_start_failure(r, driver_, tool(), command)) check_result(r, *resources);
+        };
         return plan;
     }
 
@@ -322,11 +324,11 @@ private:
         }
         if (driver_ == driver::firejail && r.exit_code == 125 && r.err.rfind("sandbox: cannot bind ", 0) == 0)
             fail(engine_error_line(r.err));
-        if (driver_ == driver::bubblewrap && r.exit_code == 1 && r.err.rfind("bwrap: ", 0) == 0) {
-            // bwrap reports a command it cannot execute with 1; shells and the host driver say 127.
-            if (r.err.rfind("bwrap: execvp ", 0) == 0) r.exit_code = exit_codes::command_not_found;
-            else fail(engine_error_line(r.err));
-        }
+        // bwrap's own failures exit 1 with "bwrap: ..." (a command it cannot execute is
+        // as_start_failure's).
+        if (driver_ == driver::bubblewrap && r.exit_code == 1 && r.err.rfind("bwrap: ", 0) == 0 &&
+            r.err.rfind("bwrap: execvp ", 0) != 0)
+            fail(engine_error_line(r.err));
     }
 
     execution_policy policy_;

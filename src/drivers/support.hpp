@@ -4,6 +4,7 @@
 #ifndef SANDBOX_SRC_DRIVERS_SUPPORT_HPP
 #define SANDBOX_SRC_DRIVERS_SUPPORT_HPP
 
+#include <sandbox/exec_result.hpp>
 #include <sandbox/execution_policy.hpp>
 #include <sandbox/mount.hpp>
 
@@ -62,6 +63,12 @@ std::filesystem::path first_unsearchable(const std::filesystem::path& path, uid_
 /// The uid the command runs as inside container and namespace sandboxes: 65534 (nobody)
 /// when the library runs as root, else the caller's own uid.
 uid_t sandbox_uid() noexcept;
+
+/// When `r` is exactly the launcher's report that `command` (argv[0]) could not be executed,
+/// makes it what the host driver gives: 127 (not found) or 126, "Failed to start <tool>:
+/// <command>: <reason>" as stderr, and start_error. Returns false, changing nothing, for any
+/// other result.
+bool as_start_failure(exec_result& r, driver d, std::string_view tool, const std::string& command);
 
 /// A mount point of this process's mount namespace, from /proc/self/mountinfo.
 struct host_mount {

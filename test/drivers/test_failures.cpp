@@ -178,14 +178,56 @@ BOOST_DATA_TEST_CASE(a_missing_image_is_a_launch_error_naming_it, data::make(con
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 
-BOOST_AUTO_TEST_CASE(bubblewrap_reports_a_command_it_cannot_execute_as_127)
+BOOST_DATA_TEST_CASE(a_command_that_cannot_start_is_reported_alike_on_every_driver, data::make(every_driver), d)
 {
-    SANDBOX_REQUIRE_DRIVER(driver::bubblewrap);
-    driver_env e(driver::bubblewrap);
-    const auto r = e.run({"/nonexistent/program"});
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    const std::string who = d == driver::host ? "host process" : tool_name(d);
+    for (const std::string missing : {"__sandbox_missing_command__", "/nonexistent/program"}) {
+        const auto r = e.run({missing, "arg"});
+        BOOST_TEST_INFO(describe(r));
+        BOOST_TEST(r.exit_code == exit_codes::command_not_found);
+        BOOST_TEST(r.err == "Failed to start " + who + ": " + missing + ": No such file or directory");
+        BOOST_TEST((r.start_error == errc::command_not_found));
+    }
+    // Present but not executable (/etc/passwd exists in every sandbox, the test image too).
+    const auto r = e.run({"/etc/passwd"});
     BOOST_TEST_INFO(describe(r));
-    BOOST_TEST(r.exit_code == exit_codes::command_not_found);
+    BOOST_TEST(r.exit_code == exit_codes::cannot_execute);
+    BOOST_TEST(r.err == "Failed to start " + who + ": /etc/passwd: Permission denied");
+    BOOST_TEST((r.start_error == errc::command_not_executable));
+    // The command's own "not found" is its result, untouched.
+    const auto own = e.sh("echo \"sh: 1: x: not found\" >&2; exit 127");
+    BOOST_TEST(own.err == "sh: 1: x: not found\n", describe(own));
+    BOOST_TEST(!own.start_error.failed());
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_CASE(only_the_launchers_exact_report_becomes_a_start_failure)
+{
+    exec_result r;
+    r.exit_code = 127;
+    r.err = "[FATAL tini (7)] exec prog failed: No such file or directory\n";
+    auto copy = r;
+    BOOST_TEST(detail::as_start_failure(copy, driver::docker, "docker", "prog"));
+    BOOST_TEST(copy.err == "Failed to start docker: prog: No such file or directory");
+    copy = r;
+    BOOST_TEST(!detail::as_start_failure(copy, driver::docker, "docker", "other"));  // another command's
+    copy = r;
+    copy.out = "some output";
+    BOOST_TEST(!detail::as_start_failure(copy, driver::docker, "docker", "prog"));  // it ran
+    copy = r;
+    copy.err += "more\n";
+    BOOST_TEST(!detail::as_start_failure(copy, driver::podman, "podman", "prog"));
+    copy = r;
+    copy.exit_code = 3;
+    BOOST_TEST(!detail::as_start_failure(copy, driver::docker, "docker", "prog"));
+    BOOST_TEST(copy.err == r.err);
+    exec_result fj;
+    fj.exit_code = 127;
+    fj.err = "env: 'prog': No such file or directory\n";  // firejail with a cwd runs env -C
+    BOOST_TEST(detail::as_start_failure(fj, driver::firejail, "firejail", "prog"));
+    BOOST_TEST(fj.exit_code == 127);
 }
 
 BOOST_DATA_TEST_CASE(a_command_exiting_125_with_an_error_message_is_a_result, data::make(container_drivers), d)
