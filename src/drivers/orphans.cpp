@@ -89,15 +89,16 @@ std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, c
 
 const std::string& machine_label()
 {
-    static const std::string m = [] {
+    // Never destroyed: a sweep may still run on its worker thread while the process exits.
+    static const std::string* const m = new std::string([] {
         std::ifstream in("/etc/machine-id");
         std::string id;
         if (in >> id && !id.empty()) return id;
         char host[256] = {};
         ::gethostname(host, sizeof host - 1);
         return std::string(host);
-    }();
-    return m;
+    }());
+    return *m;
 }
 
 const std::string& owner_label()
