@@ -84,7 +84,9 @@ BOOST_AUTO_TEST_CASE(callback_chunks_arrive_while_the_command_runs)
                        [&](stream_kind, std::string_view) { stamps.push_back(std::chrono::steady_clock::now()); });
     BOOST_TEST(r.out == "tick 0\ntick 1\ntick 2\n");
     BOOST_REQUIRE(stamps.size() == 3u);
-    BOOST_TEST((stamps.front() - start < std::chrono::milliseconds(150)));
+    // Loose: the first tick comes at once, long before the last (the sanitizers and a loaded
+    // machine can delay the start by a few hundred ms).
+    BOOST_TEST((stamps.front() - start < std::chrono::seconds(2)));
     BOOST_TEST((stamps.back() - stamps.front() >= std::chrono::milliseconds(350)));
 }
 
