@@ -18,6 +18,7 @@ struct capabilities {
     bool network_isolated = false;     ///< network off unless the policy enables it
     bool memory_enforced = false;      ///< memory_limit() is a hard limit
     bool filesystem_confined = false;  ///< only /work, /tmp and the policy's paths are writable
+    bool disk_enforced = false;        ///< disk_limit() bounds what /work and /tmp can hold
 
     friend bool operator==(const capabilities&, const capabilities&) = default;
 };

@@ -40,6 +40,8 @@ struct policy_changes {
     std::optional<std::size_t> stderr_limit_bytes{};
     /// Beyond the accessor table: the inherited-variable allowlist (see env_allowlist()).
     std::optional<std::optional<std::vector<std::string>>> env_allowlist{};
+    /// The disk limit (see disk_limit()); `std::optional<std::string>{}` lifts it.
+    std::optional<std::optional<std::string>> disk_limit{};
 };
 
 /// A wall timeout that never fires: `with_timeout(sandbox::no_timeout)`, or
@@ -81,6 +83,13 @@ public:
     /// inherited variable. Applies to executions, sessions and long-lived processes alike,
     /// and only matters when inherit_env() is true.
     const std::optional<std::vector<std::string>>& env_allowlist() const noexcept { return env_allowlist_; }
+    /// How much the command may write to /work and to /tmp, each ("<N>M", normalised like
+    /// the memory limit); nullopt (the default): no limit. Past it, writes fail with ENOSPC
+    /// inside the sandbox and nothing more reaches the host's disk. Enforced by the
+    /// isolating drivers (capabilities::disk_enforced), not by the host driver.
+    const std::optional<std::string>& disk_limit() const noexcept { return disk_limit_; }
+    /// disk_limit() in bytes; 0 when there is none.
+    std::uint64_t disk_limit_bytes() const noexcept;
 
     [[nodiscard]] execution_policy with(const policy_changes& changes) const;
     [[nodiscard]] execution_policy with_base_dir(std::filesystem::path dir) const;
@@ -98,6 +107,8 @@ public:
     [[nodiscard]] execution_policy with_output_caps(std::size_t out, std::size_t err) const;
     /// Limits inherited variables to `names`; nullopt lifts the limit.
     [[nodiscard]] execution_policy with_env_allowlist(std::optional<std::vector<std::string>> names) const;
+    /// Sets or (nullopt) lifts the disk limit. Throws std::invalid_argument like with_memory.
+    [[nodiscard]] execution_policy with_disk_limit(std::optional<std::string_view> limit) const;
 
     friend bool operator==(const execution_policy&, const execution_policy&) = default;
 
@@ -117,12 +128,14 @@ private:
     std::size_t stdout_limit_bytes_ = default_output_cap;
     std::size_t stderr_limit_bytes_ = default_output_cap;
     std::optional<std::vector<std::string>> env_allowlist_;
+    std::optional<std::string> disk_limit_;
 };
 
 // Boost.JSON conversions: value_from(policy) and value_to<execution_policy>(value).
 // Keys: base_dir, timeout_seconds, idle_timeout_seconds, memory_limit, readable_paths,
 // writable_paths, env, inherit_env, network_enabled, stdout_limit_bytes, stderr_limit_bytes,
-// and env_allowlist (an array of names, or null; written only when set).
+// env_allowlist (an array of names, or null; written only when set) and disk_limit (a
+// string such as "256M", or null).
 // Missing keys take defaults; an unknown key or a wrong type throws std::invalid_argument
 // naming the key.
 void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const execution_policy& p);

@@ -69,6 +69,8 @@ private:
     std::filesystem::path dir_;
     std::string state_path_;  // the state directory as the commands see it
     std::unique_ptr<command_runner> inner_;
+    std::shared_ptr<void> record_;  // lets a later process clean up if this one dies
+    bool bounded_ = false;          // a tmpfs of the disk limit is over dir_
 };
 
 }  // namespace sandbox

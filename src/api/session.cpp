@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "drivers/plans.hpp"
+#include "drivers/run_record.hpp"
 #include "drivers/support.hpp"
+#include "sys/mounts.hpp"
 #include <sandbox/errors.hpp>
 #include <sandbox/mount.hpp>
 #include <sandbox/session.hpp>
@@ -86,6 +88,20 @@ session::session(execution_policy policy, driver d, driver_options options) : po
     dir_ = policy_.base_dir() / ("sandbox-session-" + detail::random_sandbox_name().substr(8));
     make_private_dir(dir_, uid, gid, chown_it);
     try {
+        record_ = std::make_shared<detail::run_record>(
+            detail::run_record::create(dir_.filename().string(), std::filesystem::absolute(dir_), "session"));
+        if (isolating && policy_.disk_limit()) {
+            // The whole session dir, so its /work keeps what commands leave between them.
+            if (::geteuid() != 0)
+                throw launch_error(errc::limit_not_enforced,
+                                   "Failed to start session: disk_limit " + *policy_.disk_limit() +
+                                       " needs a root caller for a session (its /work is a bounded mount)");
+            if (auto why = detail::mount_bounded_tmpfs(dir_, policy_.disk_limit_bytes(), chown_it ? uid : ::geteuid(),
+                                                       chown_it ? gid : ::getegid());
+                !why.empty())
+                throw launch_error(errc::limit_not_enforced, "Failed to start session: " + why);
+            bounded_ = true;
+        }
         make_private_dir(dir_ / "state", uid, gid, chown_it);
         if (isolating) {
             make_private_dir(dir_ / "work", uid, gid, chown_it);
@@ -111,8 +127,11 @@ session::~session() { close(); }
 void session::close() noexcept
 {
     if (dir_.empty()) return;
+    if (bounded_) detail::detach_mount(dir_);
+    bounded_ = false;
     detail::remove_tree(dir_);
     dir_.clear();
+    record_.reset();
 }
 
 void session::async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,

@@ -103,6 +103,18 @@ const option_spec option_table[] = {
              throw usage_error(std::string(f) + ": " + e.what() + " " + squote(v) + " (e.g. 512M, 2G)");
          }
      }},
+    {"disk", 0, arity::value, false,
+     [](options& o, auto f, auto v) {
+         if (v == "none") {
+             o.disk = std::optional<std::string>{};
+             return;
+         }
+         try {
+             o.disk = std::optional<std::string>(execution_policy::normalize_memory_limit(v));
+         } catch (const std::invalid_argument&) {
+             throw usage_error(std::string(f) + ": invalid size " + squote(v) + " (e.g. 256M, 2G, or none)");
+         }
+     }},
     {"network", 0, arity::flag, false, [](options& o, auto, auto) { o.network = true; }},
     {"no-network", 0, arity::flag, false, [](options& o, auto, auto) { o.network = false; }},
     {"env", 'e', arity::value, false,
@@ -314,6 +326,7 @@ execution_policy effective_policy(const options& o)
     c.timeout = o.timeout;
     c.idle_timeout = o.idle_timeout;
     c.memory_limit = o.memory;
+    c.disk_limit = o.disk;
     if (!o.readable.empty()) {
         auto paths = base.readable_paths();
         paths.insert(paths.end(), o.readable.begin(), o.readable.end());
@@ -357,7 +370,7 @@ Policy (the --policy file is loaded first, then the flags override it):
                            timeout_seconds, idle_timeout_seconds, memory_limit,
                            readable_paths, writable_paths, env, inherit_env,
                            network_enabled, stdout_limit_bytes, stderr_limit_bytes,
-                           env_allowlist
+                           env_allowlist, disk_limit
   --driver NAME            host (default), docker, podman, firejail or bubblewrap
   --image IMAGE            container image for docker and podman (default alpine:3)
   --timeout DURATION       wall-clock limit for the whole command (default 5)
@@ -365,6 +378,8 @@ Policy (the --policy file is loaded first, then the flags override it):
                            0 or none turns it off (default off)
   --memory SIZE            memory limit, e.g. 512M or 2G (default 128M); enforced by
                            the isolating drivers, not by host
+  --disk SIZE              what the command may write to /work and to /tmp, each
+                           (e.g. 256M; default none); enforced by the isolating drivers
   --network, --no-network  allow or deny network access (default deny; not enforced by host)
   -e, --env NAME=VALUE     set a variable (repeatable; adds to the file's variables);
                            NAME alone copies its value from this environment

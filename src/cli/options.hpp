@@ -52,6 +52,7 @@ struct options {
     std::optional<std::chrono::milliseconds> timeout;
     std::optional<std::optional<std::chrono::milliseconds>> idle_timeout;  // inner nullopt: disabled
     std::optional<std::string> memory;                                     // normalized
+    std::optional<std::optional<std::string>> disk;                        // normalized; inner nullopt: none
     std::optional<bool> network;
     env_list env;  // added to (and overriding by name) the file's variables
     std::optional<bool> inherit_env;

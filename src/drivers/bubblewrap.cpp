@@ -42,6 +42,10 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
                                          const std::vector<std::string>& argv)
 {
     std::vector<std::string> a = s.limit_prefix;
+    if (!s.work_alias.empty()) {
+        const auto pre = mount_prelude(s, {"bind", s.work_dir.string(), s.work_alias.string()});
+        a.insert(a.end(), pre.begin(), pre.end());
+    }
     if (s.drop_to_uid) {
         // As root, bwrap's user namespace would map the sandbox user to host root (it could
         // write /proc/sys). Started as an unprivileged user, it maps to that user.
@@ -55,8 +59,9 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
                        "--new-session",      // no TIOCSTI into the caller's terminal
                        "--cap-drop", "ALL", "--clearenv"});
     for (const auto& [k, v] : s.env) a.insert(a.end(), {"--setenv", k, v});
-    a.insert(a.end(), {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev", "--tmpfs", "/tmp",
-                       "--ro-bind", "/usr", "/usr"});
+    a.insert(a.end(), {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"});
+    if (s.disk_bytes) a.insert(a.end(), {"--size", std::to_string(s.disk_bytes)});
+    a.insert(a.end(), {"--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"});
     for (const auto& d : host_root_dirs()) {
         if (d.link_target.empty()) a.insert(a.end(), {"--ro-bind", d.path, d.path});
         else a.insert(a.end(), {"--symlink", d.link_target, d.path});
@@ -67,7 +72,8 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
     if (policy.network_enabled())
         for (const char* f : {"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates"})
             a.insert(a.end(), {"--ro-bind-try", f, f});
-    a.insert(a.end(), {"--bind", s.work_dir.string(), "/work"});
+    if (s.work_tmpfs) a.insert(a.end(), {"--size", std::to_string(s.disk_bytes), "--perms", "0700", "--tmpfs", "/work"});
+    else a.insert(a.end(), {"--bind", (s.work_alias.empty() ? s.work_dir : s.work_alias).string(), "/work"});
     for (const auto& m : s.mounts) a.insert(a.end(), {m.read_only() ? "--ro-bind" : "--bind", m.host, m.container});
     // After the binds, which create their mount points in the root tmpfs.
     a.insert(a.end(), {"--remount-ro", "/", "--chdir", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), "--"});

@@ -11,6 +11,8 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
                                         const std::vector<std::string>& argv)
 {
     const std::string mem = std::to_string(policy.memory_limit_bytes() >> 20) + "m";
+    // /tmp holds at most the disk limit, else what the memory limit would anyway.
+    const std::string tmp_size = s.disk_bytes ? std::to_string(s.disk_bytes) : mem;
     std::vector<std::string> a{
         s.binary, "run", "--rm",
         "-i",                     // stdin reaches the command (it gets EOF after the data)
@@ -27,11 +29,14 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
     if (!policy.network_enabled()) a.push_back("--network=none");
     a.insert(a.end(), {"--pids-limit=" + std::to_string(options.pids_limit), "--memory", mem,
                        "--memory-swap", mem,  // no swap beyond the limit
-                       "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=" + mem, "--cap-drop=ALL",
+                       "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=" + tmp_size, "--cap-drop=ALL",
                        "--security-opt", "no-new-privileges", "-u",
-                       std::to_string(s.uid) + ":" + std::to_string(s.gid),
-                       // ":rw,bind" is rejected by docker ("invalid mode"): plain rw/ro.
-                       "-v", s.work_dir.string() + ":/work:rw"});
+                       std::to_string(s.uid) + ":" + std::to_string(s.gid)});
+    if (s.work_tmpfs)
+        a.insert(a.end(), {"--tmpfs", "/work:rw,nosuid,nodev,mode=0700,size=" + std::to_string(s.disk_bytes) +
+                                          ",uid=" + std::to_string(s.uid) + ",gid=" + std::to_string(s.gid)});
+    else  // ":rw,bind" is rejected by docker ("invalid mode"): plain rw/ro.
+        a.insert(a.end(), {"-v", s.work_dir.string() + ":/work:rw"});
     // podman can bind nosuid and nodev (docker's -v cannot: there the command has no
     // capabilities and no-new-privileges, and set-id files it makes carry its own uid).
     for (const auto& m : s.mounts)

@@ -102,20 +102,28 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
     // firejail lets an unprivileged user --read-write only what that user owns. Under a root
     // caller the writable paths are therefore bound onto themselves, nosuid and nodev, in a
     // private mount namespace first: separate mounts stay writable under --read-only=/.
-    std::vector<std::string> pre_bound;
+    std::vector<std::string> steps;
+    // The disk limit: /tmp becomes a bounded tmpfs there too (instead of --private-tmp, which
+    // has no size), keeping the work dir and the policy's paths below /tmp.
+    const bool bounded_tmp = s.drop_to_uid && s.disk_bytes;
+    if (bounded_tmp) {
+        std::vector<std::string> keep;
+        auto below_tmp = [](const std::string& p) { return p.rfind("/tmp/", 0) == 0; };
+        if (below_tmp(s.work_dir.string())) keep.push_back(s.work_dir.string());
+        for (const auto& m : s.mounts)
+            if (below_tmp(m.host)) keep.push_back(m.host);
+        steps.insert(steps.end(), {"tmp", std::to_string(s.disk_bytes), std::to_string(keep.size())});
+        steps.insert(steps.end(), keep.begin(), keep.end());
+    }
+    bool pre_bound = false;
     if (s.drop_to_uid)
         for (const auto& m : s.mounts)
-            if (!m.read_only()) pre_bound.push_back(m.host);
-    if (!pre_bound.empty()) {
-        a.insert(a.end(), {s.unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
-                           "m=$1; shift; for p do [ \"$p\" = -- ] && break; "
-                           "\"$m\" --bind \"$p\" \"$p\" && \"$m\" -o remount,bind,nosuid,nodev \"$p\" \"$p\" || "
-                           "{ echo \"sandbox: cannot bind the writable path $p\" >&2; exit 125; }; shift; done; "
-                           "shift; exec \"$@\"",
-                           "sh", s.mount_tool});
-        a.insert(a.end(), pre_bound.begin(), pre_bound.end());
-        a.push_back("--");
-    }
+            if (!m.read_only()) {
+                steps.insert(steps.end(), {"bind", m.host, m.host});
+                pre_bound = true;
+            }
+    const auto pre = mount_prelude(s, steps);
+    a.insert(a.end(), pre.begin(), pre.end());
     if (s.drop_to_uid)
         a.insert(a.end(), {s.setpriv, "--reuid=" + std::to_string(s.uid), "--regid=" + std::to_string(s.gid),
                            "--clear-groups", "--"});
@@ -124,8 +132,9 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
                        "--noprofile",  // predictable: no default profile for root
                        });
     if (!policy.network_enabled()) a.push_back("--net=none");
-    a.insert(a.end(), {"--private=" + s.work_dir.string(), "--private-cwd", "--private-dev", "--private-tmp",
-                       "--caps.drop=all", "--nonewprivs", "--seccomp",
+    a.insert(a.end(), {"--private=" + s.work_dir.string(), "--private-cwd", "--private-dev"});
+    if (!bounded_tmp) a.push_back("--private-tmp");
+    a.insert(a.end(), {"--caps.drop=all", "--nonewprivs", "--seccomp",
                        "--restrict-namespaces",              // no unshare -U inside
                        "--protocol=inet,inet6,netlink",      // no AF_UNIX: host sockets stay closed
                        "--read-only=/"});
@@ -134,8 +143,8 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
     for (const auto& m : s.host_writable_mounts) a.push_back("--read-only=" + m);
     for (const auto& m : s.mounts) {
         if (m.read_only()) a.push_back("--read-only=" + m.host);
-        else if (pre_bound.empty()) a.push_back("--read-write=" + m.host);
-        if (m.host.rfind("/tmp/", 0) == 0) a.push_back("--whitelist=" + m.host);  // --private-tmp hides it
+        else if (!pre_bound) a.push_back("--read-write=" + m.host);
+        if (!bounded_tmp && m.host.rfind("/tmp/", 0) == 0) a.push_back("--whitelist=" + m.host);  // --private-tmp hides it
     }
     if (s.rlimit_as) a.push_back("--rlimit-as=" + std::to_string(s.rlimit_as));
     // The command's own exit code, and orphans killed when it ends rather than waited for.

@@ -7,7 +7,9 @@
 #include "sys/cgroup.hpp"
 #include "drivers/orphans.hpp"
 #include "drivers/plans.hpp"
+#include "drivers/run_record.hpp"
 #include "drivers/seccomp_profile.hpp"
+#include "sys/mounts.hpp"
 #include "run/process_runner.hpp"
 #include <sandbox/environment.hpp>
 #include <sandbox/errors.hpp>
@@ -26,20 +28,28 @@ namespace {
 // What one run owns on the host; released exactly once, after the run or on failure.
 struct run_resources {
     std::filesystem::path work_dir;  // empty when the caller provided it
+    bool work_dir_mounted = false;   // the disk limit's tmpfs is over it
     std::optional<cgroup_limits> cgroup;
     std::filesystem::path cid_file;  // docker and podman write the container id here
     bool container_created = false;
+    run_record record;  // for a later sweep, should this process die before release()
 
     void release() noexcept
     {
         if (cgroup) cgroup->remove();
-        if (!work_dir.empty()) remove_tree(work_dir);
+        if (!work_dir.empty()) {
+            if (work_dir_mounted) detach_mount(work_dir);
+            remove_tree(work_dir);
+        }
         work_dir.clear();
+        work_dir_mounted = false;
         if (!cid_file.empty()) {
             container_created = ::access(cid_file.c_str(), F_OK) == 0;
             ::unlink(cid_file.c_str());
             cid_file.clear();
         }
+        cgroup.reset();
+        record.release();  // last: until now a sweep would have had something to clean
     }
     ~run_resources() { release(); }
 };
@@ -87,6 +97,7 @@ public:
     isolating_runner(execution_policy policy, driver_options options, driver d)
         : policy_(std::move(policy)), options_(std::move(options)), driver_(d)
     {
+        sweep_dead_runs_once();
         if (container()) {
             try {
                 sweep_orphans_once(resolve_binary(options_.binary, binary_variable(), tool(), tool()),
@@ -102,9 +113,9 @@ public:
     {
         switch (driver_) {
         case driver::docker:
-        case driver::podman: return {isolation::container, true, true, true};
-        case driver::bubblewrap: return {isolation::namespaces, true, cgroups_usable(), true};
-        case driver::firejail: return {isolation::namespaces, true, cgroups_usable(), false};
+        case driver::podman: return {isolation::container, true, true, true, true};
+        case driver::bubblewrap: return {isolation::namespaces, true, cgroups_usable(), true, true};
+        case driver::firejail: return {isolation::namespaces, true, cgroups_usable(), false, ::geteuid() == 0};
         case driver::host: break;
         }
         return {};
@@ -191,8 +202,14 @@ private:
                 s.uid = acct.uid;
                 s.gid = acct.gid;
             }
-            // The tool starts unprivileged and must reach the work dir by its path.
-            if (auto blocked = first_unsearchable(base, s.uid, s.gid); !blocked.empty())
+            // The tool starts unprivileged and must reach the work dir by its path. A private
+            // base dir (0700) is no obstacle to bwrap: the work dir is bound over it first.
+            const auto abs_base = std::filesystem::absolute(base).lexically_normal();
+            if (driver_ == driver::bubblewrap && options_.work_dir.empty() && abs_base.has_parent_path() &&
+                abs_base != abs_base.root_path() && !first_unsearchable(base, s.uid, s.gid).empty() &&
+                first_unsearchable(abs_base.parent_path(), s.uid, s.gid).empty())
+                s.work_alias = abs_base;
+            else if (auto blocked = first_unsearchable(base, s.uid, s.gid); !blocked.empty())
                 fail("base directory " + base.string() + " is not reachable for uid " + std::to_string(s.uid) +
                      ", which " + std::string(tool()) + " runs as (" + blocked.string() + " is not searchable by it; use a base "
                      "dir such as /tmp, or chmod o+x " + blocked.string() + ")",
@@ -213,7 +230,9 @@ private:
             s.work_dir = create_work_dir(policy_.base_dir(), s.name, root ? s.uid : static_cast<uid_t>(-1), s.gid,
                                          tool());
             res.work_dir = s.work_dir;
+            res.record = run_record::create(s.name, std::filesystem::absolute(s.work_dir), tool());
         } else {
+            res.record = run_record::create(s.name, {}, tool());
             s.work_dir = options_.work_dir;
             struct stat st {};
             if (driver_ == driver::firejail && root && ::stat(s.work_dir.c_str(), &st) == 0 && st.st_uid != s.uid)
@@ -226,12 +245,10 @@ private:
             fail("image name \"" + options_.image + "\" is not valid");
         if (container()) {
             // Not beside the work dir: the base dir holds work dirs and nothing else.
-            std::error_code ec;
-            auto dir = std::filesystem::temp_directory_path(ec);
-            if (ec) dir = "/tmp";
-            s.cid_file = (dir / (s.name + ".cid")).string();
+            s.cid_file = (res.record.dir() / "cid").string();
             res.cid_file = s.cid_file;
         }
+        if (const auto disk = policy_.disk_limit_bytes()) bound_disk(s, res, disk, root);
         if (driver_ == driver::podman) {
             std::string why;
             s.seccomp_profile = podman_seccomp_profile(why).string();
@@ -279,6 +296,31 @@ private:
             }
         }
         return s;
+    }
+
+    // The disk limit: /tmp is a tmpfs of that size on every driver (see the plans), and so
+    // is /work: mounted over the work dir by a root caller (so sessions keep theirs), else
+    // made by the tool itself.
+    void bound_disk(sandbox_setup& s, run_resources& res, std::uint64_t bytes, bool root) const
+    {
+        s.disk_bytes = bytes;
+        auto refuse = [&](const std::string& why) {
+            fail("disk_limit " + *policy_.disk_limit() + " cannot be enforced: " + why, errc::limit_not_enforced);
+        };
+        if (!options_.work_dir.empty()) {
+            // A session's work dir is bounded by the session; one the caller made is not ours to cover.
+            if (!is_mount_root(s.work_dir) && !is_mount_root(s.work_dir.parent_path()))
+                refuse("the work dir " + s.work_dir.string() + " was given by the caller and is not a bounded mount");
+            return;
+        }
+        if (root) {
+            if (auto why = mount_bounded_tmpfs(s.work_dir, bytes, s.uid, s.gid); !why.empty()) refuse(why);
+            res.work_dir_mounted = true;
+        } else if (driver_ == driver::firejail) {
+            refuse("firejail cannot mount a bounded /work or /tmp for an unprivileged caller");
+        } else {
+            s.work_tmpfs = true;
+        }
     }
 
     launch_plan make_plan(const sandbox_setup& s, const std::vector<std::string>& argv) const

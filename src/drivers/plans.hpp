@@ -41,7 +41,19 @@ struct sandbox_setup {
     std::string cid_file;                           ///< docker and podman: --cidfile
     std::string seccomp_profile;                    ///< podman: its default without user namespaces
     std::int64_t deadline = 0;  ///< docker and podman: when the container is overdue (epoch s; 0: never)
+    std::uint64_t disk_bytes = 0;     ///< the disk limit: what /tmp (and /work) may hold; 0: none
+    bool work_tmpfs = false;          ///< the tool itself makes /work a tmpfs of disk_bytes
+    /// bubblewrap under a root caller whose base dir it cannot reach: the work dir is bound
+    /// over the base dir in a private mount namespace first, and taken from there.
+    std::filesystem::path work_alias;
 };
+
+/// Under a root caller, steps run as root in a private mount namespace before the tool
+/// starts unprivileged: "bind SRC DST" (bound nosuid, nodev) and "tmp SIZE N PATH..." (a
+/// tmpfs of SIZE bytes over /tmp, with the N paths below /tmp kept in place). Returns the
+/// argv prefix (empty when there are no steps); a failing step exits 125 with "sandbox:
+/// cannot bind ...".
+std::vector<std::string> mount_prelude(const sandbox_setup& s, const std::vector<std::string>& steps);
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
                                         const driver_options& options, bool podman,

@@ -52,6 +52,16 @@ std::uint64_t execution_policy::memory_limit_bytes() const noexcept
     return std::stoull(memory_limit_) * mib;
 }
 
+std::uint64_t execution_policy::disk_limit_bytes() const noexcept
+{
+    return disk_limit_ ? std::stoull(*disk_limit_) * mib : 0;
+}
+
+execution_policy execution_policy::with_disk_limit(std::optional<std::string_view> limit) const
+{
+    return with({.disk_limit = limit ? std::optional<std::string>(std::string(*limit)) : std::optional<std::string>()});
+}
+
 std::string execution_policy::normalize_memory_limit(std::string_view limit)
 {
     auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
@@ -108,6 +118,10 @@ execution_policy execution_policy::with(const policy_changes& c) const
     if (c.stdout_limit_bytes) p.stdout_limit_bytes_ = clamp_cap(*c.stdout_limit_bytes);
     if (c.stderr_limit_bytes) p.stderr_limit_bytes_ = clamp_cap(*c.stderr_limit_bytes);
     if (c.env_allowlist) p.env_allowlist_ = *c.env_allowlist;
+    if (c.disk_limit) {
+        p.disk_limit_ = *c.disk_limit;
+        if (p.disk_limit_) p.disk_limit_ = normalize_memory_limit(*p.disk_limit_);
+    }
     return p;
 }
 
@@ -193,6 +207,7 @@ void tag_invoke(const json::value_from_tag&, json::value& jv, const execution_po
     o["timeout_seconds"] = p.timeout() == no_timeout ? json::value(nullptr) : seconds_to_json(p.timeout());
     o["idle_timeout_seconds"] = p.idle_timeout() ? seconds_to_json(*p.idle_timeout()) : json::value(nullptr);
     o["memory_limit"] = p.memory_limit();
+    o["disk_limit"] = p.disk_limit() ? json::value(*p.disk_limit()) : json::value(nullptr);
     o["readable_paths"] = paths_to_json(p.readable_paths());
     o["writable_paths"] = paths_to_json(p.writable_paths());
     json::object env;
@@ -229,6 +244,18 @@ execution_policy apply_json(const execution_policy& base, const json::value& jv)
                 c.memory_limit = execution_policy::normalize_memory_limit(s);
             } catch (const std::invalid_argument& e) {
                 throw std::invalid_argument(detail::json_key_error(what, key, std::string("is invalid: ") + e.what()));
+            }
+        } else if (key == "disk_limit") {
+            if (v.is_null()) {
+                c.disk_limit = std::optional<std::string>{};
+            } else {
+                const auto s = detail::json_string(v, what, key);
+                try {
+                    c.disk_limit = std::optional<std::string>(execution_policy::normalize_memory_limit(s));
+                } catch (const std::invalid_argument& e) {
+                    throw std::invalid_argument(
+                        detail::json_key_error(what, key, std::string("is invalid: ") + e.what()));
+                }
             }
         } else if (key == "readable_paths") {
             c.readable_paths = json_to_paths(v, key);

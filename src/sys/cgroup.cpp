@@ -163,6 +163,21 @@ std::optional<cgroup_limits> cgroup_limits::create(const std::string& name, std:
     return std::optional<cgroup_limits>(std::move(limits));
 }
 
+cgroup_limits cgroup_limits::existing(const std::string& name)
+{
+    cgroup_limits found;
+    const auto& l = cached_layout();
+    for (const auto& h : {l.memory, l.pids}) {
+        if (!h || name.empty() || name.find('/') != std::string::npos) continue;
+        const auto dir = h->parent / name;
+        struct stat st {};
+        if (::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+            std::find(found.dirs_.begin(), found.dirs_.end(), dir) == found.dirs_.end())
+            found.dirs_.push_back(dir);
+    }
+    return found;
+}
+
 std::vector<std::string> cgroup_limits::join_prefix() const
 {
     // The shell writes its own pid into each cgroup.procs, then becomes the command.

@@ -30,6 +30,9 @@ public:
     /// the command is inside before it can fork.
     std::vector<std::string> join_prefix() const;
 
+    /// The cgroups named `name` that exist (left by a run whose process died), to remove().
+    static cgroup_limits existing(const std::string& name);
+
     /// Kills whatever is still inside and removes the cgroups. Idempotent.
     void remove() noexcept;
 

@@ -470,7 +470,7 @@ BOOST_AUTO_TEST_CASE(firejail_under_a_root_caller_starts_unprivileged_with_writa
     const auto a = detail::firejail_argv(s, no_net, user_argv);
     BOOST_TEST_INFO(join(a));
     BOOST_TEST(a.at(0) == "/usr/bin/unshare");
-    const auto binds = find_seq(a, {"/usr/bin/mount", "/tmp/w", "/tmpfoo/x", "--"});
+    const auto binds = find_seq(a, {"/usr/bin/mount", "bind", "/tmp/w", "/tmp/w", "bind", "/tmpfoo/x", "/tmpfoo/x", "--"});
     const auto drop = find_seq(a, {"/usr/bin/setpriv", "--reuid=999", "--regid=995", "--clear-groups", "--"});
     const auto jail = find_seq(a, {s.binary});
     BOOST_REQUIRE(binds != std::string::npos);
@@ -632,6 +632,67 @@ BOOST_AUTO_TEST_CASE(sandbox_names_are_unique_and_well_formed)
         seen.insert(std::move(n));
     }
     BOOST_TEST(seen.size() == 1000u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(disk_plans)
+
+BOOST_AUTO_TEST_CASE(bubblewrap_bounds_tmp_and_makes_work_a_tmpfs_when_asked)
+{
+    auto s = make_setup("/usr/bin/bwrap");
+    s.disk_bytes = 16u << 20;
+    auto a = detail::bubblewrap_argv(s, no_net, user_argv);
+    BOOST_TEST(has(a, {"--size", std::to_string(16u << 20), "--tmpfs", "/tmp"}));
+    BOOST_TEST(has(a, {"--bind", s.work_dir.string(), "/work"}));
+    s.work_tmpfs = true;
+    a = detail::bubblewrap_argv(s, no_net, user_argv);
+    BOOST_TEST(has(a, {"--size", std::to_string(16u << 20), "--perms", "0700", "--tmpfs", "/work"}));
+    BOOST_TEST(!has(a, {"--bind", s.work_dir.string(), "/work"}));
+}
+
+BOOST_AUTO_TEST_CASE(bubblewrap_takes_the_work_dir_from_its_alias_over_a_private_base_dir)
+{
+    auto s = make_setup("/usr/bin/bwrap");
+    s.drop_to_uid = true;
+    s.unshare = "/usr/bin/unshare";
+    s.mount_tool = "/usr/bin/mount";
+    s.work_alias = "/base";
+    const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
+    BOOST_TEST(a.at(0) == "/usr/bin/unshare");
+    BOOST_TEST(has(a, {"bind", s.work_dir.string(), "/base", "--"}));
+    BOOST_TEST(has(a, {"--bind", "/base", "/work"}));
+    BOOST_TEST(find_seq(a, {"bind", s.work_dir.string(), "/base"}) < find_seq(a, {"/usr/bin/setpriv"}));
+}
+
+BOOST_AUTO_TEST_CASE(containers_size_tmp_by_the_disk_limit)
+{
+    auto s = make_setup("/usr/bin/docker");
+    s.disk_bytes = 8u << 20;
+    auto a = detail::container_argv(s, no_net, driver_options{}, false, user_argv);
+    BOOST_TEST(has(a, {"--tmpfs", "/tmp:rw,nosuid,nodev,size=" + std::to_string(8u << 20)}));
+    s.work_tmpfs = true;
+    a = detail::container_argv(s, no_net, driver_options{}, false, user_argv);
+    BOOST_TEST(has_prefix_arg(a, "/work:rw,nosuid,nodev,mode=0700,size=" + std::to_string(8u << 20)));
+    BOOST_TEST(!has_prefix_arg(a, s.work_dir.string() + ":/work"));
+}
+
+BOOST_AUTO_TEST_CASE(firejail_under_root_replaces_private_tmp_by_a_bounded_one)
+{
+    auto s = firejail_setup();
+    s.work_dir = std::string("/tmp/") + name;
+    s.drop_to_uid = true;
+    s.unshare = "/usr/bin/unshare";
+    s.mount_tool = "/usr/bin/mount";
+    s.disk_bytes = 8u << 20;
+    const auto a = detail::firejail_argv(s, no_net, user_argv);
+    // The work dir and the two paths below /tmp are kept in place over the new /tmp.
+    BOOST_TEST(has(a, {"tmp", std::to_string(8u << 20), "3", s.work_dir.string(), "/tmp/w", "/tmp/r"}));
+    BOOST_TEST(count(a, "--private-tmp") == 0u);
+    BOOST_TEST(!has_prefix_arg(a, "--whitelist=/tmp/"));
+    s.disk_bytes = 0;
+    const auto plain = detail::firejail_argv(s, no_net, user_argv);
+    BOOST_TEST(count(plain, "--private-tmp") == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

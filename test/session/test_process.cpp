@@ -268,14 +268,26 @@ BOOST_AUTO_TEST_SUITE(test_bubblewrap_reachability)
 BOOST_AUTO_TEST_CASE(an_unreachable_base_dir_is_named_in_the_error)
 {
     if (::geteuid() != 0 || !require_driver(driver::bubblewrap)) return;
-    temp_dir private_base;  // 0700 root: bwrap, started as uid 65534, cannot reach inside
-    auto r = make_runner(execution_policy::in(private_base.path), driver::bubblewrap);
+    temp_dir private_parent;  // 0700 root: bwrap, started as uid 65534, cannot pass it
+    const auto base = private_parent.path / "base";
+    std::filesystem::create_directory(base);
+    ::chmod(base.c_str(), 0755);
+    auto r = make_runner(execution_policy::in(base), driver::bubblewrap);
     BOOST_CHECK_EXCEPTION(run_sync(*r, {"true"}), launch_error, [&](const launch_error& e) {
         const std::string what = e.what();
-        return what.rfind("Failed to start bwrap: base directory " + private_base.path.string(), 0) == 0 &&
+        return what.rfind("Failed to start bwrap: base directory " + base.string(), 0) == 0 &&
+               what.find(private_parent.path.string() + " is not searchable") != std::string::npos &&
                what.find("chmod o+x") != std::string::npos;
     });
-    BOOST_TEST(std::filesystem::is_empty(private_base.path));
+    BOOST_TEST(std::filesystem::is_empty(base));
+    // The base dir itself may be private: the work dir is bound over it for bwrap.
+    auto private_base = make_runner(execution_policy::in(private_parent.path), driver::bubblewrap);
+    const auto ok = run_sync(*private_base, {"sh", "-c", "echo in > f; cat f"});
+    BOOST_TEST(ok.out == "in\n", ok.err);
+    std::vector<std::string> left;
+    for (const auto& entry : std::filesystem::directory_iterator(private_parent.path))
+        left.push_back(entry.path().filename().string());
+    BOOST_TEST((left == std::vector<std::string>{"base"}));  // the work dir is gone
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -92,7 +92,8 @@ BOOST_AUTO_TEST_CASE(value_from_writes_every_documented_key)
     std::vector<std::string> keys;
     for (const auto& kv : o) keys.emplace_back(kv.key());
     const std::vector<std::string> expected{"base_dir",         "timeout_seconds", "idle_timeout_seconds",
-                                            "memory_limit",     "readable_paths",  "writable_paths",
+                                            "memory_limit",     "disk_limit",      "readable_paths",
+                                            "writable_paths",
                                             "env",              "inherit_env",     "network_enabled",
                                             "stdout_limit_bytes", "stderr_limit_bytes"};
     BOOST_TEST(keys == expected, boost::test_tools::per_element());
@@ -101,6 +102,7 @@ BOOST_AUTO_TEST_CASE(value_from_writes_every_documented_key)
     BOOST_TEST(o.at("timeout_seconds").to_number<double>() == 2.5);
     BOOST_TEST(o.at("idle_timeout_seconds").to_number<double>() == 0.75);
     BOOST_TEST(o.at("memory_limit").as_string() == "2048M");
+    BOOST_TEST(o.at("disk_limit").is_null());
     BOOST_TEST(o.at("readable_paths").as_array().size() == 2u);
     BOOST_TEST(o.at("readable_paths").as_array()[0].as_string() == "/opt/data");
     BOOST_TEST(o.at("writable_paths").as_array()[0].as_string() == "/var/cache/x");
@@ -318,3 +320,25 @@ BOOST_AUTO_TEST_CASE(policy_from_json_reads_text)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(disk_limit_is_normalised_written_and_read_back)
+{
+    const auto p = execution_policy::defaults().with_disk_limit("1G");
+    BOOST_TEST(p.disk_limit().value() == "1024M");
+    BOOST_TEST(p.disk_limit_bytes() == 1024ull << 20);
+    BOOST_TEST(execution_policy::defaults().disk_limit_bytes() == 0u);
+    const json::value jv = json::value_from(p);
+    BOOST_TEST(jv.at("disk_limit").as_string() == "1024M");
+    BOOST_TEST((json::value_to<execution_policy>(jv) == p));
+    BOOST_TEST(!apply_json(p, json::parse(R"({"disk_limit": null})")).disk_limit());
+    BOOST_TEST(apply_json(p, json::parse(R"({"disk_limit": "512k"})")).disk_limit().value() == "1M");
+    BOOST_TEST(!p.with_disk_limit(std::nullopt).disk_limit());
+    for (const char* text : {R"({"disk_limit": 5})", R"({"disk_limit": "lots"})", R"({"disk_limit": "-1"})"}) {
+        try {
+            (void)apply_json(p, json::parse(text));
+            BOOST_ERROR("accepted " << text);
+        } catch (const std::invalid_argument& e) {
+            BOOST_TEST(std::string(e.what()).find("disk_limit") != std::string::npos, e.what());
+        }
+    }
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: BSL-1.0
+// Disk, private base dirs and dead runs, per isolating driver against the real engines: a
+// command cannot fill the host's disk through /work or /tmp; a 0700 base dir works; what a
+// SIGKILLed process leaves (work dir, bounded mount, cgroups, a firejail command still
+// running) is cleaned up by the next sweep.
+#include "driver_fixture.hpp"
+
+#include "drivers/run_record.hpp"
+#include "sys/mounts.hpp"
+#include <sandbox/session.hpp>
+
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace sandbox;
+using namespace sandbox::test;
+namespace data = boost::unit_test::data;
+
+extern char** environ;
+
+namespace {
+
+// Writes 64M into /work (the command's cwd) and into /tmp, then reports what it could keep.
+const char* fill_both =
+    "dd if=/dev/zero of=big bs=1M count=64 2>&1 | grep -o 'No space left on device'; echo work=$(du -k big | cut -f1); "
+    "dd if=/dev/zero of=/tmp/big bs=1M count=64 2>&1 | grep -o 'No space left on device'; echo tmp=$(du -k /tmp/big | cut -f1); "
+    "stat -f -c type=%T .";
+
+long value_after(const std::string& out, const std::string& key)
+{
+    const auto at = out.find(key + "=");
+    if (at == std::string::npos) return -1;
+    return std::strtol(out.c_str() + at + key.size() + 1, nullptr, 10);
+}
+
+bool mounted_anywhere_below(const std::filesystem::path& dir)
+{
+    const auto prefix = dir.string() + "/";
+    for (const auto& m : detail::host_mounts())
+        if (m.point.rfind(prefix, 0) == 0 || m.point == dir.string()) return true;
+    return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(disk)
+
+BOOST_DATA_TEST_CASE(a_command_cannot_write_past_the_disk_limit, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    e.policy = e.policy.with_disk_limit("16M").with_memory("256M");
+    BOOST_TEST(e.runner()->caps().disk_enforced);
+    const auto r = e.sh(fill_both);
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == 0);
+    BOOST_TEST(r.out.find("No space left on device") != std::string::npos);
+    // What was kept stays within the limit in both places (du counts KiB).
+    BOOST_TEST(value_after(r.out, "work") >= 0);
+    BOOST_TEST(value_after(r.out, "work") <= 16 * 1024);
+    BOOST_TEST(value_after(r.out, "tmp") >= 0);
+    BOOST_TEST(value_after(r.out, "tmp") <= 16 * 1024);
+    BOOST_TEST(r.out.find("type=tmpfs") != std::string::npos);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+    BOOST_TEST(!mounted_anywhere_below(e.base.path));
+}
+
+BOOST_DATA_TEST_CASE(without_a_disk_limit_nothing_changes, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    const auto r = e.sh("dd if=/dev/zero of=big bs=1M count=20 2>/dev/null; echo work=$(du -k big | cut -f1)");
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(value_after(r.out, "work") >= 20 * 1024);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_DATA_TEST_CASE(a_session_keeps_its_bounded_work_dir, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("a bounded session needs a root caller; checked that it is refused instead");
+        driver_env e(d);
+        BOOST_CHECK_THROW(session(e.policy.with_disk_limit("8M"), d, e.options), launch_error);
+        return;
+    }
+    driver_env e(d);
+    std::filesystem::path dir;
+    {
+        session s(e.policy.with_disk_limit("8M"), d, e.options);
+        dir = s.directory();
+        BOOST_TEST(detail::is_mount_root(dir));
+        const auto first = run_sync(s, {"sh", "-c", "echo kept > note; dd if=/dev/zero of=big bs=1M count=32 2>&1 | grep -o 'No space left on device'"});
+        BOOST_TEST_INFO(describe(first));
+        BOOST_TEST(first.out.find("No space left on device") != std::string::npos);
+        const auto second = run_sync(s, {"sh", "-c", "cat note"});
+        BOOST_TEST_INFO(describe(second));
+        BOOST_TEST(second.out == "kept\n");
+    }
+    BOOST_TEST(!std::filesystem::exists(dir));
+    BOOST_TEST(!mounted_anywhere_below(e.base.path));
+}
+
+BOOST_DATA_TEST_CASE(a_malformed_disk_limit_is_refused, data::make({"", "abc", "-1", "1.5G"}), text)
+{
+    BOOST_CHECK_THROW((void)execution_policy::defaults().with_disk_limit(std::string_view(text)), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(private_base_dir)
+
+BOOST_AUTO_TEST_CASE(bubblewrap_works_in_a_base_dir_only_root_may_enter)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::bubblewrap);
+    driver_env e(driver::bubblewrap);
+    ::chmod(e.base.path.c_str(), 0700);
+    const auto r = e.sh("echo hello > f && cat f && pwd");
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == 0);
+    BOOST_TEST(r.out == "hello\n/work\n");
+    // Also with a disk limit, whose mount the alias carries.
+    const auto bounded = driver_env(driver::bubblewrap);
+    ::chmod(bounded.base.path.c_str(), 0700);
+    auto policy = bounded.policy.with_disk_limit("8M");
+    auto runner = make_runner(policy, driver::bubblewrap, bounded.options);
+    const auto b = run_sync(*runner, {"sh", "-c", "dd if=/dev/zero of=big bs=1M count=32 2>&1 | grep -o 'No space left on device'"});
+    BOOST_TEST_INFO(describe(b));
+    BOOST_TEST(b.out.find("No space left on device") != std::string::npos);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+    BOOST_TEST(bounded.leftovers().empty(), join(bounded.leftovers()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+#ifdef SANDBOX_RUN_BIN
+BOOST_AUTO_TEST_SUITE(dead_runs)
+
+// sandbox-run starts a long command and is SIGKILLed: its work dir, the disk limit's mount,
+// its cgroups (and, on firejail, the command itself) are left until a sweep.
+BOOST_DATA_TEST_CASE(what_a_killed_process_left_is_swept, data::make({driver::bubblewrap, driver::firejail}), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    const std::string marker = "9" + random_digits(7);
+    std::vector<std::string> args{SANDBOX_RUN_BIN, "--driver", std::string(to_string(d)), "--base-dir",
+                                  e.base.path.string(), "--timeout", "600", "--no-stdin"};
+    if (::geteuid() == 0) args.insert(args.end(), {"--disk", "8M"});
+    args.insert(args.end(), {"--", "sleep", marker});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    BOOST_REQUIRE(::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+    BOOST_TEST(eventually([&] { return !processes_matching("sleep " + marker).empty() && !e.current_work_dir_name().empty(); }, 30s));
+    const auto name = e.current_work_dir_name();
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    BOOST_TEST_REQUIRE(!name.empty());
+    BOOST_TEST(std::filesystem::exists(detail::run_record_dir() / (name + ".run")));
+
+    const auto swept = detail::sweep_dead_runs(detail::run_record_dir());
+    BOOST_TEST((std::find(swept.begin(), swept.end(), name) != swept.end()), join(swept));
+    BOOST_TEST(no_process_matching("sleep " + marker, 10s));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+    BOOST_TEST(!mounted_anywhere_below(e.base.path));
+    BOOST_TEST(detail::cgroup_limits::existing(name).dirs().empty());
+    BOOST_TEST(!std::filesystem::exists(detail::run_record_dir() / (name + ".run")));
+}
+
+BOOST_AUTO_TEST_CASE(a_live_run_is_never_swept)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::bubblewrap);
+    driver_env e(driver::bubblewrap);
+    auto runner = e.runner();
+    std::vector<std::string> swept;
+    std::string live;
+    const auto r = run_sync(*runner, {"sh", "-c", "echo ok; sleep 0.5"}, std::nullopt, [&](stream_kind, std::string_view) {
+        live = e.current_work_dir_name();
+        swept = detail::sweep_dead_runs(detail::run_record_dir());
+    });
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.out == "ok\n");
+    BOOST_TEST(!live.empty());
+    BOOST_TEST((std::find(swept.begin(), swept.end(), live) == swept.end()), join(swept));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+#endif
