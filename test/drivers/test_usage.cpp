@@ -33,8 +33,8 @@ bool measurable(driver d, std::string& why)
     return detail::engine_cgroup::plan(detail::random_sandbox_name(), why).has_value();
 }
 
-// About half a second of CPU in a shell that is a child of the command, never its main
-// process: what wait4 on the launcher cannot see.
+// About half a second of CPU (0.45 to 0.8 s measured) in a shell that is a child of the
+// command, never its main process: what wait4 on the launcher cannot see.
 const std::string burn = "sh -c 'i=0; while [ $i -lt 500000 ]; do i=$((i+1)); done'; echo burnt";
 
 // The shell holds 200 MB of output in memory: far past the limit.
@@ -89,7 +89,7 @@ BOOST_DATA_TEST_CASE(cpu_of_a_child_and_peak_memory_are_the_commands, data::make
     BOOST_TEST_MESSAGE(to_string(d) << ": user " << std::chrono::duration<double>(r.usage.user_cpu).count()
                                     << " s, system " << std::chrono::duration<double>(r.usage.system_cpu).count()
                                     << " s, peak " << r.usage.max_rss_bytes << " bytes");
-    BOOST_TEST(cpu >= 0.15, "user+system " << cpu << " s");
+    BOOST_TEST(cpu >= 0.3, "user+system " << cpu << " s");  // the clients alone: up to 0.25 s
     BOOST_TEST(r.usage.max_rss_bytes > 0u);
     BOOST_TEST(r.usage.max_rss_bytes < limit_bytes);
 }
@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE(the_host_driver_keeps_wait4_and_never_reports_an_oom_kill)
     BOOST_TEST(r.usage.available);
     BOOST_TEST(!r.oom_killed);
     // wait4 counts the children the shell waited for.
-    BOOST_TEST(std::chrono::duration<double>(r.usage.user_cpu + r.usage.system_cpu).count() >= 0.15);
+    BOOST_TEST(std::chrono::duration<double>(r.usage.user_cpu + r.usage.system_cpu).count() >= 0.3);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
