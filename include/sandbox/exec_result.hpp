@@ -26,11 +26,17 @@ enum class timeout_reason { wall, idle };
 
 std::string_view to_string(timeout_reason r) noexcept;
 
-/// Resource usage of the command's main process and the children it waited for (wait4).
+/// Resource usage of the command's whole process tree, never of the driver's launcher.
+/// host: the main process and the children it waited for (wait4). bubblewrap, firejail,
+/// docker, podman: the run's cgroup, so every process of the execution; max_rss_bytes is
+/// then the cgroup's peak memory (page cache included).
 struct resource_usage {
     std::chrono::nanoseconds user_cpu{0};
     std::chrono::nanoseconds system_cpu{0};
     std::uint64_t max_rss_bytes = 0;
+    /// false where the tree cannot be measured (no cgroup could be made, an engine with the
+    /// systemd cgroup manager): the other fields are then 0.
+    bool available = true;
 
     friend bool operator==(const resource_usage&, const resource_usage&) = default;
 };
@@ -47,6 +53,9 @@ struct exec_result {
     std::optional<timeout_reason> timeout;  ///< wall or idle, set when timed_out
     int term_signal = 0;                    ///< signal that ended the process, 0 if it exited
     resource_usage usage;
+    /// The memory limit ended the command: an OOM kill in its tree, and it ended by SIGKILL.
+    /// Always false on the host driver, which enforces no memory limit.
+    bool oom_killed = false;
     /// Why the command did not start (a sandbox::errc such as command_not_found, or the
     /// system's code); empty when it started. The exit code is then 127 (126 for
     /// errc::command_not_executable) and stderr starts with "Failed to start".
@@ -61,10 +70,12 @@ struct exec_result {
 
 // JSON keys, in order: stdout, stderr, exit_code, duration (seconds), timed_out,
 // truncated_stdout, truncated_stderr, success, timeout_reason (null, "wall", "idle"),
-// term_signal, usage {user_cpu_seconds, system_cpu_seconds, max_rss_bytes}, start_error (null
-// or {code, message}: code is the errc name, or "<category>:<value>" for a system code).
+// term_signal, usage ({user_cpu_seconds, system_cpu_seconds, max_rss_bytes}, or null when not
+// available), oom_killed, start_error (null or {code, message}: code is the errc name, or
+// "<category>:<value>" for a system code).
 // value_to accepts any subset of these keys (missing ones take defaults; "success" is
-// derived and ignored) and throws std::invalid_argument naming a bad key.
+// derived and ignored; a null usage is one not available) and throws std::invalid_argument
+// naming a bad key.
 void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const exec_result& r);
 exec_result tag_invoke(const boost::json::value_to_tag<exec_result>&, const boost::json::value& jv);
 

@@ -27,6 +27,11 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
     // Written once the container exists: tells an engine failure from a command's own 125.
     if (!s.cid_file.empty()) a.insert(a.end(), {"--cidfile", s.cid_file});
     if (!policy.network_enabled()) a.push_back("--network=none");
+    if (!s.cgroup_parent.empty()) {
+        a.insert(a.end(), {"--cgroup-parent", s.cgroup_parent});
+        // conmon would land in <parent>/conmon, counted with the command; it stays with the client.
+        if (podman) a.push_back("--cgroups=no-conmon");
+    }
     a.insert(a.end(), {"--pids-limit=" + std::to_string(options.pids_limit), "--memory", mem,
                        "--memory-swap", mem,  // no swap beyond the limit
                        "--read-only", "--tmpfs", "/tmp:rw,nosuid,nodev,size=" + tmp_size, "--cap-drop=ALL",

@@ -15,6 +15,7 @@
 #include <sandbox/errors.hpp>
 
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,13 +31,21 @@ struct run_resources {
     std::filesystem::path work_dir;  // empty when the caller provided it
     bool work_dir_mounted = false;   // the disk limit's tmpfs is over it
     std::optional<cgroup_limits> cgroup;
+    std::optional<engine_cgroup> container_cgroup;  // docker and podman: --cgroup-parent
+    std::optional<cgroup_usage> usage;  // the command's tree, read before its cgroup goes
     std::filesystem::path cid_file;  // docker and podman write the container id here
     bool container_created = false;
     run_record record;  // for a later sweep, should this process die before release()
 
     void release() noexcept
     {
-        if (cgroup) cgroup->remove();
+        try {
+            if (cgroup) usage = cgroup->usage();
+            if (container_cgroup) usage = container_cgroup->settle_and_read();
+        } catch (...) {  // not measured: the removal matters more
+        }
+        cgroup.reset();  // kills what is left inside, then removes it
+        container_cgroup.reset();
         if (!work_dir.empty()) {
             if (work_dir_mounted) detach_mount(work_dir);
             remove_tree(work_dir);
@@ -48,7 +57,6 @@ struct run_resources {
             ::unlink(cid_file.c_str());
             cid_file.clear();
         }
-        cgroup.reset();
         record.release();  // last: until now a sweep would have had something to clean
     }
     ~run_resources() { release(); }
@@ -155,6 +163,17 @@ private:
         }
         launch_plan plan = make_plan(s, argv);
         plan.cleanup = [resources] { resources->release(); };
+        plan.measure = [resources, limit = policy_.memory_limit_bytes()](exec_result& r) noexcept {
+            // Not the launcher's wait4: the cgroup's, or nothing.
+            if (!resources->usage) {
+                r.usage = resource_usage{.available = false};
+                return;
+            }
+            const auto& u = *resources->usage;
+            r.usage = resource_usage{u.user_cpu, u.system_cpu, u.peak_bytes, true};
+            const bool killed = !r.timed_out && (r.term_signal == SIGKILL || r.exit_code == 128 + SIGKILL);
+            r.oom_killed = killed && u.oom_seen(limit);
+        };
         plan.check = [this, resources, command = argv.empty() ? std::string() : argv.front()](exec_result& r) {
             if (!as_start_failure(r, driver_, tool(), command)) check_result(r, *resources);
         };
@@ -294,6 +313,9 @@ private:
                 s.prlimit = find_on_path("prlimit");
                 if (driver_ == driver::bubblewrap && s.prlimit.empty()) fail("prlimit (util-linux) not found", errc::driver_unavailable);
             }
+        } else if (std::string why; auto cg = engine_cgroup::plan(s.name, why)) {
+            s.cgroup_parent = cg->parent();  // else the usage is not available
+            res.container_cgroup.emplace(std::move(*cg));
         }
         return s;
     }

@@ -3,6 +3,7 @@
 
 #include "run/offload.hpp"
 #include "run/spawn.hpp"
+#include "sys/cgroup.hpp"
 
 #include <unistd.h>
 
@@ -84,7 +85,9 @@ std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, c
         if (!c.name.empty() && is_orphan(c, now, owner_alive(c.owner))) remove.push_back(c.name);
     }
     if (remove.size() > base) (void)run_and_read(remove, env);
-    return {remove.begin() + static_cast<std::ptrdiff_t>(base), remove.end()};
+    std::vector<std::string> removed(remove.begin() + static_cast<std::ptrdiff_t>(base), remove.end());
+    for (const auto& name : removed) engine_cgroup::remove_left_by(name);  // their --cgroup-parent
+    return removed;
 }
 
 const std::string& machine_label()

@@ -39,6 +39,7 @@ struct sandbox_setup {
     std::vector<std::string> host_writable_mounts;  ///< firejail: made read-only one by one
     std::filesystem::path hidden_base_dir;          ///< firejail: the base dir, when /tmp does not hide it
     std::string cid_file;                           ///< docker and podman: --cidfile
+    std::string cgroup_parent;                      ///< docker and podman: where usage is read ("": not)
     std::string seccomp_profile;                    ///< podman: its default without user namespaces
     std::int64_t deadline = 0;  ///< docker and podman: when the container is overdue (epoch s; 0: never)
     std::uint64_t disk_bytes = 0;     ///< the disk limit: what /tmp (and /work) may hold; 0: none

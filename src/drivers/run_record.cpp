@@ -35,6 +35,7 @@ void clean_up_dead_run(const std::filesystem::path& record, const std::string& n
 {
     auto cgroups = cgroup_limits::existing(name);
     cgroups.remove();  // kills what is left of its tree first (firejail's outlive their starter)
+    engine_cgroup::remove_left_by(name);  // a container's parent, once the engine is done with it
     char target[4096];
     const auto link = record / "work";
     const auto n = ::readlink(link.c_str(), target, sizeof target - 1);

@@ -84,11 +84,15 @@ void tag_invoke(const json::value_from_tag&, json::value& jv, const exec_result&
     o["success"] = r.success();
     o["timeout_reason"] = r.timeout ? json::value(to_string(*r.timeout)) : json::value(nullptr);
     o["term_signal"] = r.term_signal;
-    o["usage"] = json::object{
-        {"user_cpu_seconds", to_seconds(r.usage.user_cpu)},
-        {"system_cpu_seconds", to_seconds(r.usage.system_cpu)},
-        {"max_rss_bytes", r.usage.max_rss_bytes},
-    };
+    if (r.usage.available)
+        o["usage"] = json::object{
+            {"user_cpu_seconds", to_seconds(r.usage.user_cpu)},
+            {"system_cpu_seconds", to_seconds(r.usage.system_cpu)},
+            {"max_rss_bytes", r.usage.max_rss_bytes},
+        };
+    else
+        o["usage"] = nullptr;
+    o["oom_killed"] = r.oom_killed;
     o["start_error"] = start_error_to_json(r.start_error);
     jv = std::move(o);
 }
@@ -119,14 +123,21 @@ exec_result tag_invoke(const json::value_to_tag<exec_result>&, const json::value
             }
         } else if (key == "term_signal") r.term_signal = static_cast<int>(detail::json_integer(v, what, key));
         else if (key == "usage") {
+            if (v.is_null()) {
+                r.usage = resource_usage{.available = false};
+                continue;
+            }
             const auto* u = v.if_object();
-            if (!u) throw std::invalid_argument(detail::json_key_error(what, key, "must be an object"));
+            if (!u) throw std::invalid_argument(detail::json_key_error(what, key, "must be an object or null"));
+            r.usage.available = true;
             for (const auto& [uk, uv] : *u) {
                 if (uk == "user_cpu_seconds") r.usage.user_cpu = from_seconds(uv, what, "usage.user_cpu_seconds");
                 else if (uk == "system_cpu_seconds") r.usage.system_cpu = from_seconds(uv, what, "usage.system_cpu_seconds");
                 else if (uk == "max_rss_bytes") r.usage.max_rss_bytes = detail::json_unsigned(uv, what, "usage.max_rss_bytes");
                 else throw std::invalid_argument(detail::json_key_error(what, "usage." + std::string(uk), "is not a known key"));
             }
+        } else if (key == "oom_killed") {
+            r.oom_killed = detail::json_bool(v, what, key);
         } else if (key == "start_error") {
             r.start_error = start_error_from_json(v, what);
         } else {

@@ -82,6 +82,7 @@ void process_state::on_exit()
     clean_up_async(strand, parts, ended_by_us, [self = shared_from_this()] {
         {
             std::lock_guard lock(self->mutex);
+            if (self->plan.measure) self->plan.measure(self->result);
             self->cleaned = true;
         }
         self->maybe_finish();
@@ -125,6 +126,7 @@ void process_state::shut_down() noexcept
         killed = true;
         child.kill_and_reap();
         parts = take_cleanup();
+        if (parts.cleanup && plan.measure) result.usage = resource_usage{.available = false};  // cleaned up later
         finished = true;
         to_wake = std::move(waiters);
     }

@@ -346,6 +346,7 @@ private:
         auto result = make_result(nullptr);
         child_.close_pidfd();  // the watch has let go of it
         abandon(std::move(child_), std::exchange(plan_.cleanup, nullptr));
+        if (std::exchange(plan_.measure, nullptr)) result.usage = resource_usage{.available = false};  // not cleaned up yet
         complete(outcome_error(), std::move(result));
     }
 
@@ -382,6 +383,7 @@ private:
 
     void complete(std::exception_ptr ep, exec_result result)
     {
+        if (plan_.measure) plan_.measure(result);
         if (!ep && plan_.check) {
             try {
                 plan_.check(result);

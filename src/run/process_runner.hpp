@@ -42,6 +42,10 @@ struct launch_plan {
     /// failed), on a blocking-work thread rather than an io thread: removes work dirs and
     /// cgroups, which may take long. The result waits for it.
     std::function<void()> cleanup;
+    /// Called with the result after the cleanup, also for a long-lived process, and never
+    /// throws: puts what the driver measured of the command's tree (read by the cleanup) in
+    /// place of wait4's usage, which is the launcher's.
+    std::function<void(exec_result&)> measure;
     /// Called with the result after the cleanup, before the caller gets it: tells the
     /// driver's tool's own failures from the command's; may throw launch_error, which the
     /// caller then gets instead.

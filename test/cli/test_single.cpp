@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(json_prints_one_object_with_the_documented_keys)
     const std::vector<std::string> expected{"stdout",           "stderr",           "exit_code", "duration",
                                             "timed_out",        "truncated_stdout", "truncated_stderr",
                                             "success",          "timeout_reason",   "term_signal", "usage",
-                                            "start_error"};
+                                            "oom_killed",       "start_error"};
     BOOST_TEST(keys == expected, boost::test_tools::per_element());
     BOOST_TEST(o.at("stdout").as_string() == "out\n");
     BOOST_TEST(o.at("stderr").as_string() == "err\n");

@@ -111,7 +111,7 @@ BOOST_AUTO_TEST_CASE(json_keys_come_in_the_documented_order)
     const std::vector<std::string> expected{"stdout",           "stderr",  "exit_code",      "duration",
                                             "timed_out",        "truncated_stdout", "truncated_stderr",
                                             "success",          "timeout_reason",   "term_signal", "usage",
-                                            "start_error"};
+                                            "oom_killed",       "start_error"};
     BOOST_TEST(keys_of(jv.as_object()) == expected, boost::test_tools::per_element());
 
     const std::vector<std::string> usage{"user_cpu_seconds", "system_cpu_seconds", "max_rss_bytes"};
@@ -158,6 +158,30 @@ BOOST_AUTO_TEST_CASE(json_carries_signal_and_usage)
     BOOST_TEST(json::value_from(make("", "", 0, 0ns)).at("success").as_bool() == true);
 }
 
+BOOST_AUTO_TEST_CASE(json_usage_is_null_when_not_available_and_oom_killed_follows_it)
+{
+    exec_result r;
+    BOOST_TEST(json::value_from(r).at("oom_killed").as_bool() == false);
+    r.exit_code = 137;
+    r.oom_killed = true;
+    r.usage.available = false;
+    const auto jv = json::value_from(r);
+    BOOST_TEST(jv.at("usage").is_null());
+    BOOST_TEST(jv.at("oom_killed").as_bool() == true);
+    const auto text = sandbox::to_json(r);
+    BOOST_TEST(text.find(R"("usage":null,"oom_killed":true,"start_error":null)") != std::string::npos, text);
+
+    const auto back = json::value_to<exec_result>(json::parse(text));
+    BOOST_TEST((back == r), text);
+    BOOST_TEST(!back.usage.available);
+    BOOST_TEST(back.oom_killed);
+    // A usage object is an available one, whatever came before it.
+    const auto avail = json::value_to<exec_result>(json::parse(R"({"usage": null, "usage": {"max_rss_bytes": 5}})"));
+    BOOST_TEST(avail.usage.available);
+    BOOST_TEST(avail.usage.max_rss_bytes == 5u);
+    BOOST_TEST(json::value_to<exec_result>(json::parse("{}")).usage.available);
+}
+
 BOOST_AUTO_TEST_CASE(timeout_reason_is_null_wall_or_idle)
 {
     exec_result r;
@@ -193,7 +217,10 @@ BOOST_AUTO_TEST_CASE(bytes_that_are_not_utf8_become_replacement_characters)
 
 BOOST_AUTO_TEST_CASE(value_to_reverses_value_from)
 {
-    for (exec_result r : {full(), exec_result{}, make("a\nb", "caf\xc3\xa9\x01", 3, 123456789ns)}) {
+    exec_result oom = make("", "Killed", 137, 2s);
+    oom.oom_killed = true;
+    oom.usage.max_rss_bytes = 64u << 20;
+    for (exec_result r : {full(), exec_result{}, make("a\nb", "caf\xc3\xa9\x01", 3, 123456789ns), oom}) {
         const auto back = json::value_to<exec_result>(json::value_from(r));
         BOOST_TEST((back == r), sandbox::to_json(r));
     }
@@ -241,6 +268,9 @@ BOOST_AUTO_TEST_CASE(value_to_names_the_bad_key)
         {"timeout_reason", R"({"timeout_reason": 1})"},
         {"term_signal", R"({"term_signal": "KILL"})"},
         {"usage", R"({"usage": 5})"},
+        {"usage", R"({"usage": false})"},
+        {"oom_killed", R"({"oom_killed": 1})"},
+        {"oom_killed", R"({"oom_killed": null})"},
         {"usage.cpu", R"({"usage": {"cpu": 1}})"},
         {"usage.max_rss_bytes", R"({"usage": {"max_rss_bytes": -1}})"},
         {"usage.user_cpu_seconds", R"({"usage": {"user_cpu_seconds": "1"}})"},
