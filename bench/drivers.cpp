@@ -17,6 +17,7 @@
 // as skipped. Exits 3 when an isolating driver's median ratio is above 1.10.
 #include "sys/cgroup.hpp"
 #include "drivers/plans.hpp"
+#include "drivers/seccomp_profile.hpp"
 #include "drivers/support.hpp"
 #include <sandbox/sandbox.hpp>
 
@@ -163,7 +164,18 @@ int raw_run(sandbox::driver d, const sandbox::execution_policy& policy, const sa
     s.mounts = sandbox::mounts_for(policy, d);
     s.env = sd::sandbox_environment(policy);
     std::optional<sd::cgroup_limits> cgroup;
-    if (!container) {
+    std::optional<sd::engine_cgroup> engine_cgroup;
+    if (container) {
+        // The same flags as the library's: a cid file, the cgroup parent usage is read from,
+        // and podman's narrowed seccomp profile.
+        s.cid_file = (std::filesystem::temp_directory_path() / (s.name + ".cid")).string();
+        std::string why;
+        if (auto cg = sd::engine_cgroup::plan(s.name, why)) {
+            s.cgroup_parent = cg->parent();
+            engine_cgroup.emplace(std::move(*cg));
+        }
+        if (d == driver::podman) s.seccomp_profile = sd::podman_seccomp_profile(why).string();
+    } else {
         std::string why;
         if (auto cg = sd::cgroup_limits::create(s.name, policy.memory_limit_bytes(), options.pids_limit, why)) {
             s.limit_prefix = cg->join_prefix();
@@ -195,16 +207,26 @@ int raw_run(sandbox::driver d, const sandbox::execution_policy& policy, const sa
         env = environment_strings(s.env);
         break;
     }
+    auto clean_up = [&] {
+        if (cgroup) {
+            (void)cgroup->usage();
+            cgroup->remove();
+        }
+        if (engine_cgroup) {
+            (void)engine_cgroup->settle_and_read();
+            engine_cgroup->remove();
+        }
+        if (!s.cid_file.empty()) ::unlink(s.cid_file.c_str());
+        sd::remove_tree(s.work_dir);
+    };
     int code = -1;
     try {
         code = spawn_and_wait(argv, env, s.work_dir);
     } catch (...) {
-        if (cgroup) cgroup->remove();
-        sd::remove_tree(s.work_dir);
+        clean_up();
         throw;
     }
-    if (cgroup) cgroup->remove();
-    sd::remove_tree(s.work_dir);
+    clean_up();
     return code;
 }
 
