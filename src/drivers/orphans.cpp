@@ -22,8 +22,11 @@ namespace {
 // spaces and parentheses, hence the last ')').
 std::string start_time_of(const std::string& pid)
 {
+    // getline, not an istreambuf_iterator: reading a process that exits meanwhile fails
+    // with ESRCH, which the stream buffer would throw.
     std::ifstream in("/proc/" + pid + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string stat;
+    std::getline(in, stat);
     const auto close = stat.rfind(')');
     if (close == std::string::npos) return {};
     std::istringstream rest(stat.substr(close + 1));

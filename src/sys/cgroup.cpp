@@ -342,8 +342,25 @@ void engine_cgroup::remove() noexcept
 {
     if (parent_.empty()) return;
     try {
+        // Whatever is still below a parent of ours is our run's: a container whose removal
+        // raced its creation leaves the runtime's init waiting there forever. Kill it first.
         const auto rel = std::filesystem::path(parent_).relative_path();
-        for (const auto& whole : cached_layout().wholes) (void)::rmdir((whole / rel).c_str());
+        for (int attempt = 0; attempt < 20; ++attempt) {
+            bool left = false;
+            for (const auto& whole : cached_layout().wholes) {
+                const auto dir = whole / rel;
+                std::error_code ec;
+                for (const auto& child : std::filesystem::directory_iterator(dir, ec)) {
+                    if (!child.is_directory(ec)) continue;
+                    std::ifstream procs(child.path() / "cgroup.procs");
+                    for (pid_t pid; procs >> pid;) ::kill(pid, SIGKILL);
+                    if (::rmdir(child.path().c_str()) != 0 && errno == EBUSY) left = true;
+                }
+                if (::rmdir(dir.c_str()) != 0 && errno == EBUSY) left = true;
+            }
+            if (!left) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
     } catch (...) {
     }
     parent_.clear();

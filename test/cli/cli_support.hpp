@@ -114,8 +114,7 @@ inline void write_text(const std::filesystem::path& p, const std::string& text)
 
 inline std::string read_text(const std::filesystem::path& p)
 {
-    std::ifstream f(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    return file_contents(p);
 }
 
 /// A number like 7.123456, unlikely to appear in any other process's command line.
@@ -161,8 +160,7 @@ inline std::vector<int> tool_processes(const std::string& token)
 {
     std::vector<int> out;
     for (int pid : processes_matching(token)) {
-        std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");
-        std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        const std::string cmd = file_contents("/proc/" + std::to_string(pid) + "/cmdline");
         if (cmd.starts_with(tool() + '\0')) out.push_back(pid);
     }
     return out;

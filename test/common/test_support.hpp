@@ -11,6 +11,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,20 @@
 namespace sandbox::test {
 
 using namespace std::chrono_literals;
+
+/// A whole file, or what could be read of it ("" when it cannot be opened). Safe on /proc
+/// files of a process that exits meanwhile, where read() fails with ESRCH (an
+/// istreambuf_iterator would throw out of the stream buffer).
+inline std::string file_contents(const std::filesystem::path& p)
+{
+    std::string out;
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return out;
+}
 
 /// Path of the helper child (test/common/test_child.cpp).
 inline std::string child() { return SANDBOX_TEST_CHILD; }
@@ -102,13 +117,11 @@ inline std::vector<int> processes_matching(const std::string& needle)
     while (dirent* e = readdir(d)) {
         const int pid = std::atoi(e->d_name);
         if (pid <= 0 || pid == ::getpid()) continue;
-        std::ifstream f("/proc/" + std::string(e->d_name) + "/cmdline");
-        std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        std::string cmd = file_contents("/proc/" + std::string(e->d_name) + "/cmdline");
         for (auto& c : cmd)
             if (c == '\0') c = ' ';
         if (cmd.find(needle) != std::string::npos) {
-            std::ifstream st("/proc/" + std::string(e->d_name) + "/stat");
-            std::string stat((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+            const std::string stat = file_contents("/proc/" + std::string(e->d_name) + "/stat");
             const auto close = stat.rfind(')');
             if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') continue;
             pids.push_back(pid);

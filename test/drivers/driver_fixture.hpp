@@ -6,6 +6,7 @@
 #define SANDBOX_TEST_DRIVER_FIXTURE_HPP
 
 #include "driver_availability.hpp"
+#include "ended_runs.hpp"
 
 #include "sys/cgroup.hpp"
 #include "drivers/support.hpp"
@@ -105,11 +106,7 @@ inline std::vector<std::string> split_lines(const std::string& text)
 }
 
 /// A whole file, or "" when it cannot be read.
-inline std::string read_text(const std::filesystem::path& p)
-{
-    std::ifstream in(p);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+inline std::string read_text(const std::filesystem::path& p) { return file_contents(p); }
 
 inline std::string trim(std::string s)
 {
@@ -172,12 +169,6 @@ inline bool container_exists(driver d, const std::string& name)
     return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-/// True for "sandbox-" followed by 24 lower-case hex digits.
-inline bool is_sandbox_name(const std::string& s)
-{
-    if (s.size() != 32 || s.rfind("sandbox-", 0) != 0) return false;
-    return s.find_first_not_of("0123456789abcdef", 8) == std::string::npos;
-}
 
 /// One driver with a private base directory, a policy rooted there and the test image.
 struct driver_env {

@@ -91,6 +91,9 @@ BOOST_DATA_TEST_CASE(timeouts_racing_the_engines_creation_leave_no_container, da
     const auto after = labelled_containers(d);
     BOOST_TEST(after.size() <= before.size(), "left behind: " << join(after));
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+    // Nothing of the engine's left in the cgroups the library made for these runs either.
+    const auto strays = processes_of_ended_runs();
+    BOOST_TEST(strays.empty(), join(strays, "\n"));
 }
 
 BOOST_DATA_TEST_CASE(the_sweep_removes_containers_whose_starter_died_or_that_are_overdue, data::make(container_drivers), d)

@@ -2,6 +2,7 @@
 // Long-lived processes: the Go backend's process conformance cases on every driver, plus
 // wait() memoised, kill() idempotent over the whole tree, and destruction killing.
 #include "driver_availability.hpp"
+#include "ended_runs.hpp"
 
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -132,6 +133,10 @@ BOOST_DATA_TEST_CASE_F(process_fixture, the_whole_tree_ends_with_kill_and_with_t
     }  // destroyed while running
     BOOST_TEST(gone("sleep " + b));
     BOOST_TEST(!has_children());
+    // Killed while the engine may still be creating the container: its runtime's init must
+    // not be left waiting in the cgroup the library made for it.
+    const auto strays = processes_of_ended_runs();
+    BOOST_TEST(strays.empty(), strays.size() << " left, first: " << (strays.empty() ? "" : strays.front()));
 }
 
 BOOST_AUTO_TEST_CASE(wait_gives_the_same_result_to_every_caller)
