@@ -55,3 +55,49 @@ BOOST_AUTO_TEST_CASE(a_missing_source_is_named)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+#include "sys/setid_filter.hpp"
+
+#include <fcntl.h>
+
+BOOST_AUTO_TEST_SUITE(setid_filter)
+
+// Loaded by bwrap (--seccomp FD): set-id modes are refused, everything else works.
+BOOST_AUTO_TEST_CASE(set_id_modes_are_refused_and_plain_ones_are_not)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::bubblewrap);
+    scratch_dir dir(0777);
+    const auto bpf = dir.path / "filter.bpf";
+    {
+        const int fd = ::open(bpf.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        BOOST_TEST_REQUIRE(fd >= 0);
+        const auto why = detail::write_setid_filter(fd);
+        ::close(fd);
+        BOOST_TEST_REQUIRE(why.empty(), why);
+    }
+    const std::string script =
+        "cd /w; cp /bin/sh a; chmod 755 a && echo plain=ok; chmod 4755 a || echo suid=refused; "
+        "chmod 2755 a || echo sgid=refused; chmod u+s a || echo us=refused; ls -l a | cut -c1-10; "
+        "(umask 0; : > b) && echo create=ok; python3 -c 'import os; os.open(\"c\", os.O_CREAT|os.O_WRONLY, 0o4755)' "
+        "2>/dev/null || echo open_suid=refused";
+    {
+        std::ofstream f(dir.path / "t.sh");
+        f << script << "\n";
+    }
+    const auto out = host_output(
+        "exec 3<'" + bpf.string() + "'; setpriv --reuid=65534 --regid=65534 --clear-groups -- bwrap --unshare-all "
+        "--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 --proc /proc "
+        "--dev /dev --bind '" + dir.path.string() + "' /w --seccomp 3 -- sh /w/t.sh 2>&1");
+    BOOST_TEST_INFO(out);
+    BOOST_TEST(out.find("plain=ok") != std::string::npos);
+    BOOST_TEST(out.find("suid=refused") != std::string::npos);
+    BOOST_TEST(out.find("sgid=refused") != std::string::npos);
+    BOOST_TEST(out.find("us=refused") != std::string::npos);
+    BOOST_TEST(out.find("-rwxr-xr-x") != std::string::npos);
+    BOOST_TEST(out.find("create=ok") != std::string::npos);
+    BOOST_TEST(out.find("open_suid=refused") != std::string::npos);
+    struct stat st {};
+    if (::stat((dir.path / "c").c_str(), &st) == 0) BOOST_TEST(!(st.st_mode & (S_ISUID | S_ISGID)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
