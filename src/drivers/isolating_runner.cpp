@@ -9,12 +9,15 @@
 #include "drivers/plans.hpp"
 #include "drivers/run_record.hpp"
 #include "drivers/seccomp_profile.hpp"
+#include "sys/idmap.hpp"
 #include "sys/mounts.hpp"
+#include "sys/setid_filter.hpp"
 #include "run/process_runner.hpp"
 #include <sandbox/environment.hpp>
 #include <sandbox/errors.hpp>
 
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -288,6 +291,7 @@ private:
                     fail("the mount " + m.host + " below a read-only path holds ':', which -v cannot bind read-only",
                          make_error_code(boost::system::errc::invalid_argument));
         }
+        if (root && driver_ == driver::bubblewrap) idmap_writable_paths(s, res);
         s.env = sandbox_environment(policy_);
         if (driver_ == driver::firejail) {
             // Fail closed: a path firejail would glob could open more of the host than asked.
@@ -318,6 +322,36 @@ private:
             res.container_cgroup.emplace(std::move(*cg));
         }
         return s;
+    }
+
+    // Under a root caller the command runs as s.uid, so a writable path it does not own is
+    // shown to it through an idmapped mount: the owner appears as s.uid, and what the command
+    // creates there stays the owner's on the host (the path's owner and mode never change).
+    // As that may be root, a seccomp filter keeps the command from making set-id files.
+    void idmap_writable_paths(sandbox_setup& s, run_resources& res) const
+    {
+        for (const auto& m : s.mounts) {
+            struct stat st {};
+            if (m.read_only() || ::stat(m.host.c_str(), &st) != 0 || st.st_uid == s.uid) continue;  // missing: bwrap says so
+            const auto writable = [&] { return "writable path " + m.host + " (owned by uid " + std::to_string(st.st_uid) + ")"; };
+            if (!S_ISDIR(st.st_mode))
+                fail(writable() + " is not a directory: as root, only a directory can be made writable for uid " +
+                         std::to_string(s.uid) + ", which the command runs as",
+                     make_error_code(boost::system::errc::invalid_argument));
+            const auto staged = res.record.dir() / ("rw" + std::to_string(s.idmapped_binds.size()));
+            if (::mkdir(staged.c_str(), 0700) != 0)
+                fail("cannot create " + staged.string() + ": " + std::error_code(errno, std::system_category()).message());
+            if (auto why = attach_idmapped(m.host, staged, {st.st_uid, st.st_gid}, {s.uid, s.gid}); !why.empty())
+                fail(writable() + " cannot be made writable for uid " + std::to_string(s.uid) + ": " + why);
+            s.idmapped_binds.emplace_back(staged.string(), m.host);
+        }
+        if (s.idmapped_binds.empty()) return;
+        const auto filter = res.record.dir() / "setid.bpf";
+        const int fd = ::open(filter.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        auto why = fd < 0 ? std::error_code(errno, std::system_category()).message() : write_setid_filter(fd);
+        if (fd >= 0) ::close(fd);
+        if (!why.empty()) fail("cannot write the set-id filter " + filter.string() + ": " + why);
+        s.setid_filter = filter.string();
     }
 
     // The disk limit: /tmp is a tmpfs of that size on every driver (see the plans), and so

@@ -101,3 +101,92 @@ BOOST_AUTO_TEST_CASE(set_id_modes_are_refused_and_plain_ones_are_not)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+#include "drivers/run_record.hpp"
+
+#include <boost/test/data/test_case.hpp>
+
+BOOST_AUTO_TEST_SUITE(root_writable_paths)
+
+namespace {
+
+// Mount points below `dir`, from this process's mountinfo.
+std::vector<std::string> mounts_below(const std::filesystem::path& dir)
+{
+    std::vector<std::string> out;
+    for (const auto& line : split_lines(read_text("/proc/self/mountinfo"))) {
+        std::istringstream fields(line);
+        std::string id, parent, dev, root, point;
+        fields >> id >> parent >> dev >> root >> point;
+        if (point.rfind(dir.string() + "/", 0) == 0) out.push_back(point);
+    }
+    return out;
+}
+
+}  // namespace
+
+// As root, the command runs as an unprivileged uid; a writable path owned by someone else
+// (here root, mode 0755) is still writable, what it creates stays the owner's, nothing of
+// the path changes on the host, and no set-id file can be made through it.
+BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command, boost::unit_test::data::make({driver::bubblewrap}), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("NOTE: not root here: the command runs as this user, who owns the path");
+        return;
+    }
+    driver_env e(d);
+    scratch_dir host(0755);
+    const auto rw = host.sub("rw", 0755);
+    e.policy = e.policy.with_writable_paths({rw});
+    const auto inside = mounts_for(e.policy, d).at(0).container;
+    const auto r = e.sh("cd \"$1\" && echo hi > made && mkdir sub && echo deep > sub/f && stat -c 'inside=%u' made; "
+                        "chmod 4755 made 2>/dev/null || echo suid=refused; chmod g+s sub 2>/dev/null || echo sgid=refused; "
+                        "(echo x > ../beside) 2>/dev/null || echo beside=refused; "
+                        "[ -e /proc/self/fd/9 ] && echo fd9=open; id -u",
+                        {inside});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == 0);
+    BOOST_TEST(r.out.find("inside=" + std::to_string(detail::sandbox_uid())) != std::string::npos);
+    BOOST_TEST(r.out.find("suid=refused") != std::string::npos);
+    BOOST_TEST(r.out.find("sgid=refused") != std::string::npos);
+    BOOST_TEST(r.out.find("fd9=open") == std::string::npos);  // bwrap's copy of the filter is not the command's
+    struct stat st {};
+    BOOST_TEST_REQUIRE(::stat((rw / "made").c_str(), &st) == 0);
+    BOOST_TEST(st.st_uid == 0u);  // the path's owner, on the host
+    BOOST_TEST(!(st.st_mode & (S_ISUID | S_ISGID)));
+    BOOST_TEST(read_text(rw / "made") == "hi\n");
+    BOOST_TEST(read_text(rw / "sub" / "f") == "deep\n");
+    BOOST_TEST(::stat((rw / "sub").c_str(), &st) == 0);
+    BOOST_TEST(!(st.st_mode & S_ISGID));
+    BOOST_TEST(::stat(rw.c_str(), &st) == 0);
+    BOOST_TEST(st.st_uid == 0u);
+    BOOST_TEST((st.st_mode & 07777) == 0755u);
+    // The staged mount went with the run.
+    BOOST_TEST(mounts_below(detail::run_record_dir()).empty(), join(mounts_below(detail::run_record_dir())));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+// Only a directory can be shown writable this way; a file is refused with its name.
+BOOST_AUTO_TEST_CASE(a_root_owned_writable_file_is_refused_by_name)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::bubblewrap);
+    if (::geteuid() != 0) return;
+    driver_env e(driver::bubblewrap);
+    scratch_dir host(0755);
+    const auto file = host.path / "f";
+    { std::ofstream(file) << "x\n"; }
+    e.policy = e.policy.with_writable_paths({file});
+    std::string message;
+    try {
+        const auto r = e.run({"true"});
+        BOOST_ERROR("no launch_error; " << describe(r));
+    } catch (const launch_error& err) {
+        message = err.what();
+    }
+    BOOST_TEST(message.find("writable path " + file.string()) != std::string::npos, message);
+    BOOST_TEST(mounts_below(detail::run_record_dir()).empty(), join(mounts_below(detail::run_record_dir())));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
