@@ -38,6 +38,7 @@ struct run_resources {
     std::optional<cgroup_usage> usage;  // the command's tree, read before its cgroup goes
     std::filesystem::path cid_file;  // docker and podman write the container id here
     bool container_created = false;
+    int idmapped = 0;  // writable paths shown through idmapped mounts below the record
     run_record record;  // for a later sweep, should this process die before release()
 
     void release() noexcept
@@ -271,11 +272,6 @@ private:
             res.cid_file = s.cid_file;
         }
         if (const auto disk = policy_.disk_limit_bytes()) bound_disk(s, res, disk, root);
-        if (driver_ == driver::podman) {
-            std::string why;
-            s.seccomp_profile = podman_seccomp_profile(why).string();
-            if (s.seccomp_profile.empty()) fail(why);
-        }
         s.mounts = mounts_for(policy_, driver_);
         for (auto m : options_.extra_mounts) {
             if (m.host.find(':') != std::string::npos || m.container.find(':') != std::string::npos)
@@ -291,7 +287,12 @@ private:
                     fail("the mount " + m.host + " below a read-only path holds ':', which -v cannot bind read-only",
                          make_error_code(boost::system::errc::invalid_argument));
         }
-        if (root && driver_ == driver::bubblewrap) idmap_writable_paths(s, res);
+        if (root && driver_ != driver::firejail) idmap_writable_paths(s, res);
+        if (driver_ == driver::podman || (container() && res.idmapped > 0)) {
+            std::string why;
+            s.seccomp_profile = seccomp_profile_file(res.idmapped > 0, why).string();
+            if (s.seccomp_profile.empty()) fail(why);
+        }
         s.env = sandbox_environment(policy_);
         if (driver_ == driver::firejail) {
             // Fail closed: a path firejail would glob could open more of the host than asked.
@@ -327,25 +328,29 @@ private:
     // Under a root caller the command runs as s.uid, so a writable path it does not own is
     // shown to it through an idmapped mount: the owner appears as s.uid, and what the command
     // creates there stays the owner's on the host (the path's owner and mode never change).
-    // As that may be root, a seccomp filter keeps the command from making set-id files.
+    // The mount is attached below the run's record (0700): bubblewrap's prelude binds it
+    // over the path, the container engines bind it from there. As the owner may be root, a
+    // seccomp filter keeps the command from making set-id files (bwrap --seccomp, or the
+    // containers' profile).
     void idmap_writable_paths(sandbox_setup& s, run_resources& res) const
     {
-        for (const auto& m : s.mounts) {
+        for (auto& m : s.mounts) {
             struct stat st {};
-            if (m.read_only() || ::stat(m.host.c_str(), &st) != 0 || st.st_uid == s.uid) continue;  // missing: bwrap says so
+            if (m.read_only() || ::stat(m.host.c_str(), &st) != 0 || st.st_uid == s.uid) continue;  // missing: the tool says so
             const auto writable = [&] { return "writable path " + m.host + " (owned by uid " + std::to_string(st.st_uid) + ")"; };
             if (!S_ISDIR(st.st_mode))
                 fail(writable() + " is not a directory: as root, only a directory can be made writable for uid " +
                          std::to_string(s.uid) + ", which the command runs as",
                      make_error_code(boost::system::errc::invalid_argument));
-            const auto staged = res.record.dir() / ("rw" + std::to_string(s.idmapped_binds.size()));
+            const auto staged = res.record.dir() / ("rw" + std::to_string(res.idmapped++));
             if (::mkdir(staged.c_str(), 0700) != 0)
                 fail("cannot create " + staged.string() + ": " + std::error_code(errno, std::system_category()).message());
             if (auto why = attach_idmapped(m.host, staged, {st.st_uid, st.st_gid}, {s.uid, s.gid}); !why.empty())
                 fail(writable() + " cannot be made writable for uid " + std::to_string(s.uid) + ": " + why);
-            s.idmapped_binds.emplace_back(staged.string(), m.host);
+            if (container()) m.host = staged.string();
+            else s.idmapped_binds.emplace_back(staged.string(), m.host);
         }
-        if (s.idmapped_binds.empty()) return;
+        if (res.idmapped == 0 || container()) return;
         const auto filter = res.record.dir() / "setid.bpf";
         const int fd = ::open(filter.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         auto why = fd < 0 ? std::error_code(errno, std::system_category()).message() : write_setid_filter(fd);

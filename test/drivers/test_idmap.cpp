@@ -128,7 +128,8 @@ std::vector<std::string> mounts_below(const std::filesystem::path& dir)
 // As root, the command runs as an unprivileged uid; a writable path owned by someone else
 // (here root, mode 0755) is still writable, what it creates stays the owner's, nothing of
 // the path changes on the host, and no set-id file can be made through it.
-BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command, boost::unit_test::data::make({driver::bubblewrap}), d)
+BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command,
+                     boost::unit_test::data::make({driver::bubblewrap, driver::docker, driver::podman}), d)
 {
     SANDBOX_REQUIRE_DRIVER(d);
     if (::geteuid() != 0) {
