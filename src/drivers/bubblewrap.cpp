@@ -42,10 +42,12 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
                                          const std::vector<std::string>& argv)
 {
     std::vector<std::string> a = s.limit_prefix;
-    if (!s.work_alias.empty()) {
-        const auto pre = mount_prelude(s, {"bind", s.work_dir.string(), s.work_alias.string()});
-        a.insert(a.end(), pre.begin(), pre.end());
-    }
+    std::vector<std::string> steps;
+    if (!s.work_alias.empty()) steps = {"bind", s.work_dir.string(), s.work_alias.string()};
+    for (const auto& [staged, host] : s.idmapped_binds) steps.insert(steps.end(), {"bind", staged, host});
+    if (!s.setid_filter.empty()) steps.insert(steps.end(), {"seccomp", s.setid_filter});
+    const auto pre = mount_prelude(s, steps);
+    a.insert(a.end(), pre.begin(), pre.end());
     if (s.drop_to_uid) {
         // As root, bwrap's user namespace would map the sandbox user to host root (it could
         // write /proc/sys). Started as an unprivileged user, it maps to that user.
@@ -58,6 +60,7 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
     a.insert(a.end(), {"--die-with-parent",  // bwrap killed: the whole sandbox dies with it
                        "--new-session",      // no TIOCSTI into the caller's terminal
                        "--cap-drop", "ALL", "--clearenv"});
+    if (!s.setid_filter.empty()) a.insert(a.end(), {"--seccomp", "9"});  // opened by the prelude
     for (const auto& [k, v] : s.env) a.insert(a.end(), {"--setenv", k, v});
     a.insert(a.end(), {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"});
     if (s.disk_bytes) a.insert(a.end(), {"--size", std::to_string(s.disk_bytes)});

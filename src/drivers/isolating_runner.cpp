@@ -9,12 +9,15 @@
 #include "drivers/plans.hpp"
 #include "drivers/run_record.hpp"
 #include "drivers/seccomp_profile.hpp"
+#include "sys/idmap.hpp"
 #include "sys/mounts.hpp"
+#include "sys/setid_filter.hpp"
 #include "run/process_runner.hpp"
 #include <sandbox/environment.hpp>
 #include <sandbox/errors.hpp>
 
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +38,7 @@ struct run_resources {
     std::optional<cgroup_usage> usage;  // the command's tree, read before its cgroup goes
     std::filesystem::path cid_file;  // docker and podman write the container id here
     bool container_created = false;
+    int idmapped = 0;  // writable paths shown through idmapped mounts below the record
     run_record record;  // for a later sweep, should this process die before release()
 
     void release() noexcept
@@ -268,11 +272,6 @@ private:
             res.cid_file = s.cid_file;
         }
         if (const auto disk = policy_.disk_limit_bytes()) bound_disk(s, res, disk, root);
-        if (driver_ == driver::podman) {
-            std::string why;
-            s.seccomp_profile = podman_seccomp_profile(why).string();
-            if (s.seccomp_profile.empty()) fail(why);
-        }
         s.mounts = mounts_for(policy_, driver_);
         for (auto m : options_.extra_mounts) {
             if (m.host.find(':') != std::string::npos || m.container.find(':') != std::string::npos)
@@ -287,6 +286,12 @@ private:
                 if (m.host.find(':') != std::string::npos || m.container.find(':') != std::string::npos)
                     fail("the mount " + m.host + " below a read-only path holds ':', which -v cannot bind read-only",
                          make_error_code(boost::system::errc::invalid_argument));
+        }
+        if (root && driver_ != driver::firejail) idmap_writable_paths(s, res);
+        if (driver_ == driver::podman || (container() && res.idmapped > 0)) {
+            std::string why;
+            s.seccomp_profile = seccomp_profile_file(res.idmapped > 0, why).string();
+            if (s.seccomp_profile.empty()) fail(why);
         }
         s.env = sandbox_environment(policy_);
         if (driver_ == driver::firejail) {
@@ -318,6 +323,40 @@ private:
             res.container_cgroup.emplace(std::move(*cg));
         }
         return s;
+    }
+
+    // Under a root caller the command runs as s.uid, so a writable path it does not own is
+    // shown to it through an idmapped mount: the owner appears as s.uid, and what the command
+    // creates there stays the owner's on the host (the path's owner and mode never change).
+    // The mount is attached below the run's record (0700): bubblewrap's prelude binds it
+    // over the path, the container engines bind it from there. As the owner may be root, a
+    // seccomp filter keeps the command from making set-id files (bwrap --seccomp, or the
+    // containers' profile).
+    void idmap_writable_paths(sandbox_setup& s, run_resources& res) const
+    {
+        for (auto& m : s.mounts) {
+            struct stat st {};
+            if (m.read_only() || ::stat(m.host.c_str(), &st) != 0 || st.st_uid == s.uid) continue;  // missing: the tool says so
+            const auto writable = [&] { return "writable path " + m.host + " (owned by uid " + std::to_string(st.st_uid) + ")"; };
+            if (!S_ISDIR(st.st_mode))
+                fail(writable() + " is not a directory: as root, only a directory can be made writable for uid " +
+                         std::to_string(s.uid) + ", which the command runs as",
+                     make_error_code(boost::system::errc::invalid_argument));
+            const auto staged = res.record.dir() / ("rw" + std::to_string(res.idmapped++));
+            if (::mkdir(staged.c_str(), 0700) != 0)
+                fail("cannot create " + staged.string() + ": " + std::error_code(errno, std::system_category()).message());
+            if (auto why = attach_idmapped(m.host, staged, {st.st_uid, st.st_gid}, {s.uid, s.gid}); !why.empty())
+                fail(writable() + " cannot be made writable for uid " + std::to_string(s.uid) + ": " + why);
+            if (container()) m.host = staged.string();
+            else s.idmapped_binds.emplace_back(staged.string(), m.host);
+        }
+        if (res.idmapped == 0 || container()) return;
+        const auto filter = res.record.dir() / "setid.bpf";
+        const int fd = ::open(filter.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        auto why = fd < 0 ? std::error_code(errno, std::system_category()).message() : write_setid_filter(fd);
+        if (fd >= 0) ::close(fd);
+        if (!why.empty()) fail("cannot write the set-id filter " + filter.string() + ": " + why);
+        s.setid_filter = filter.string();
     }
 
     // The disk limit: /tmp is a tmpfs of that size on every driver (see the plans), and so

@@ -47,13 +47,18 @@ struct sandbox_setup {
     /// bubblewrap under a root caller whose base dir it cannot reach: the work dir is bound
     /// over the base dir in a private mount namespace first, and taken from there.
     std::filesystem::path work_alias;
+    /// bubblewrap under a root caller: idmapped mounts of writable paths the command's uid
+    /// does not own ({staged mount, host path}), bound over the host paths by the prelude,
+    /// and the BPF filter that keeps it from making set-id files there (bwrap --seccomp).
+    std::vector<std::pair<std::string, std::string>> idmapped_binds;
+    std::string setid_filter;
 };
 
 /// Under a root caller, steps run as root in a private mount namespace before the tool
-/// starts unprivileged: "bind SRC DST" (bound nosuid, nodev) and "tmp SIZE N PATH..." (a
-/// tmpfs of SIZE bytes over /tmp, with the N paths below /tmp kept in place). Returns the
-/// argv prefix (empty when there are no steps); a failing step exits 125 with "sandbox:
-/// cannot bind ...".
+/// starts unprivileged: "bind SRC DST" (bound nosuid, nodev), "tmp SIZE N PATH..." (a
+/// tmpfs of SIZE bytes over /tmp, with the N paths below /tmp kept in place) and, last,
+/// "seccomp FILE" (FILE opened as descriptor 9 for the tool). Returns the argv prefix (empty
+/// when there are no steps); a failing step exits 125 with "sandbox: cannot bind ...".
 std::vector<std::string> mount_prelude(const sandbox_setup& s, const std::vector<std::string>& steps);
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,

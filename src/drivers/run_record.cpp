@@ -30,6 +30,31 @@ bool ends_with(std::string_view s, std::string_view end)
     return s.size() > end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
 }
 
+// A record holds a link, small files and the idmapped mounts of writable paths: those show
+// a user's directory, so they are detached and never descended into. What cannot go yet (a
+// mount still busy) stays for the next sweep.
+void remove_record(const std::filesystem::path& dir) noexcept
+{
+    std::vector<std::string> names;
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (dirent* e = ::readdir(d))
+            if (std::string_view n = e->d_name; n != "." && n != "..") names.emplace_back(n);
+        ::closedir(d);
+    }
+    for (const auto& n : names) {
+        const auto p = dir / n;
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) != 0) continue;
+        if (!S_ISDIR(st.st_mode)) {
+            ::unlink(p.c_str());
+            continue;
+        }
+        if (is_mount_root(p)) detach_mount(p);
+        ::rmdir(p.c_str());
+    }
+    ::rmdir(dir.c_str());
+}
+
 // What a dead run of `name` left, its record at `record` (locked by us).
 void clean_up_dead_run(const std::filesystem::path& record, const std::string& name)
 {
@@ -47,7 +72,7 @@ void clean_up_dead_run(const std::filesystem::path& record, const std::string& n
             remove_tree(work);
         }
     }
-    remove_tree(record);
+    remove_record(record);
 }
 
 }  // namespace
@@ -97,7 +122,7 @@ run_record& run_record::operator=(run_record&& o) noexcept
 
 void run_record::release() noexcept
 {
-    if (!dir_.empty()) remove_tree(dir_);
+    if (!dir_.empty()) remove_record(dir_);
     dir_.clear();
     if (fd_ >= 0) ::close(fd_);  // the lock goes with it
     fd_ = -1;

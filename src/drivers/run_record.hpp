@@ -28,7 +28,8 @@ public:
     run_record& operator=(const run_record&) = delete;
     ~run_record() { release(); }
 
-    /// The record's directory (0700, ours): a place for files of the run only we may reach.
+    /// The record's directory (0700, ours): a place for files of the run only we may reach,
+    /// and for mounts directly below it (detached when the record goes, never descended into).
     const std::filesystem::path& dir() const noexcept { return dir_; }
 
     /// Removes the record and drops the lock. Call after everything it names is gone.

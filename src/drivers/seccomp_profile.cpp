@@ -2,7 +2,9 @@
 // podman's default seccomp profile lets a container make user namespaces (unshare -Ur gives
 // a full capability set inside one); docker's does not. Rules appended to a profile cannot
 // take that back, because the calls sit in its unconditional allow list: they are removed
-// from it and allowed again only without namespace flags, as docker's profile does.
+// from it and allowed again only without namespace flags, as docker's profile does. So are
+// the calls that make set-id files, allowed again only without set-id bits, for runs whose
+// writable paths are idmapped (what the command creates there is the owner's, maybe root's).
 #include "drivers/seccomp_profile.hpp"
 
 #include <boost/json/parse.hpp>
@@ -32,6 +34,30 @@ bool is_guarded(std::string_view name)
     for (const char* g : guarded)
         if (name == g) return true;
     return false;
+}
+
+// Takes the names `drop` says out of every unconditional allow rule of the profile.
+void remove_from_allow_lists(json::array& syscalls, const std::function<bool(std::string_view)>& drop)
+{
+    for (auto& r : syscalls) {
+        auto& o = r.as_object();
+        const auto* action = o.if_contains("action");
+        if (!action || !action->is_string() || action->as_string() != "SCMP_ACT_ALLOW") continue;
+        // Allowed only with a capability: the container has none.
+        if (const auto* inc = o.if_contains("includes"); inc && inc->is_object() && inc->as_object().contains("caps"))
+            continue;
+        auto* names = o.if_contains("names");
+        if (!names || !names->is_array()) continue;
+        json::array kept;
+        for (auto& n : names->as_array())
+            if (!(n.is_string() && drop(n.as_string()))) kept.push_back(n);
+        *names = std::move(kept);
+    }
+}
+
+json::object masked(int index, std::uint64_t mask, std::uint64_t value)
+{
+    return json::object{{"index", index}, {"value", mask}, {"valueTwo", value}, {"op", "SCMP_CMP_MASKED_EQ"}};
 }
 
 json::object rule(std::initializer_list<std::string_view> names, std::string_view action)
@@ -65,22 +91,8 @@ bool trusted_copy(const std::filesystem::path& p, const std::string& content)
 std::string without_user_namespaces(std::string_view profile_json)
 {
     json::value v = json::parse(profile_json);
-    auto& profile = v.as_object();
-    auto& syscalls = profile.at("syscalls").as_array();
-    for (auto& r : syscalls) {
-        auto& o = r.as_object();
-        const auto* action = o.if_contains("action");
-        if (!action || !action->is_string() || action->as_string() != "SCMP_ACT_ALLOW") continue;
-        // Allowed only with a capability: the container has none.
-        if (const auto* inc = o.if_contains("includes"); inc && inc->is_object() && inc->as_object().contains("caps"))
-            continue;
-        auto* names = o.if_contains("names");
-        if (!names || !names->is_array()) continue;
-        json::array kept;
-        for (auto& n : names->as_array())
-            if (!(n.is_string() && is_guarded(n.as_string()))) kept.push_back(n);
-        *names = std::move(kept);
-    }
+    auto& syscalls = v.as_object().at("syscalls").as_array();
+    remove_from_allow_lists(syscalls, is_guarded);
     // clone only without namespace flags; clone3's flags sit in memory seccomp cannot read,
     // so it is refused with ENOSYS and the C library falls back to clone.
     auto clone = rule({"clone"}, "SCMP_ACT_ALLOW");
@@ -96,12 +108,61 @@ std::string without_user_namespaces(std::string_view profile_json)
     return json::serialize(v);
 }
 
-std::filesystem::path podman_seccomp_profile(std::string& why)
+std::string without_setid_files(std::string_view profile_json)
+{
+    json::value v = json::parse(profile_json);
+    auto& syscalls = v.as_object().at("syscalls").as_array();
+    // Which argument holds the mode, and for the open family which holds the flags.
+    struct call {
+        std::string_view name;
+        int mode;
+        int flags;  // -1: the call always creates
+    };
+    static constexpr call calls[] = {{"chmod", 1, -1},  {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"mknod", 1, -1},
+                                     {"mknodat", 2, -1}, {"creat", 1, -1},  {"open", 2, 1},      {"openat", 3, 2}};
+    auto listed = [](std::string_view n) {
+        for (const auto& c : calls)
+            if (c.name == n) return true;
+        return n == "openat2";
+    };
+    remove_from_allow_lists(syscalls, listed);
+    constexpr std::uint64_t set_id = 06000, creating = 0100 /* O_CREAT */ | 020000000 /* __O_TMPFILE */;
+    auto with_args = [](std::string_view name, std::string_view action, json::array args) {
+        auto r = rule({name}, action);
+        r["args"] = std::move(args);
+        if (action == "SCMP_ACT_ERRNO") r["errnoRet"] = 1;  // EPERM
+        return r;
+    };
+    // Disjoint conditions, each rule one comparison per argument: allowed without set-id
+    // bits (or, for open, without creating), refused with either bit when creating.
+    for (const auto& c : calls) {
+        syscalls.emplace_back(with_args(c.name, "SCMP_ACT_ALLOW", {masked(c.mode, set_id, 0)}));
+        for (std::uint64_t bit : {04000, 02000}) {
+            json::array refused{masked(c.mode, bit, bit)};
+            if (c.flags < 0) {
+                syscalls.emplace_back(with_args(c.name, "SCMP_ACT_ERRNO", std::move(refused)));
+                continue;
+            }
+            syscalls.emplace_back(with_args(c.name, "SCMP_ACT_ALLOW",
+                                            {masked(c.flags, creating, 0), masked(c.mode, bit, bit)}));
+            for (std::uint64_t flag : {0100, 020000000})
+                syscalls.emplace_back(with_args(c.name, "SCMP_ACT_ERRNO", {masked(c.flags, flag, flag), masked(c.mode, bit, bit)}));
+        }
+    }
+    // openat2's mode sits in memory a filter cannot read: refused as a kernel without it would.
+    auto openat2 = rule({"openat2"}, "SCMP_ACT_ERRNO");
+    openat2["errnoRet"] = 38;  // ENOSYS
+    syscalls.emplace_back(std::move(openat2));
+    return json::serialize(v);
+}
+
+std::filesystem::path seccomp_profile_file(bool refuse_setid, std::string& why)
 {
     static std::mutex m;
-    static std::filesystem::path made;
+    static std::filesystem::path made[2];
     std::lock_guard lock(m);
-    if (!made.empty() && ::access(made.c_str(), R_OK) == 0) return made;
+    auto& cached = made[refuse_setid ? 1 : 0];
+    if (!cached.empty() && ::access(cached.c_str(), R_OK) == 0) return cached;
 
     std::filesystem::path source;
     std::string text;
@@ -113,20 +174,22 @@ std::filesystem::path podman_seccomp_profile(std::string& why)
         }
     }
     if (text.empty()) {
-        why = "podman's default seccomp profile (/usr/share/containers/seccomp.json) was not found, so nested user "
-              "namespaces cannot be refused";
+        why = std::string("the containers' default seccomp profile (/usr/share/containers/seccomp.json, from podman's "
+                          "packages) was not found, so ") +
+              (refuse_setid ? "set-id files in idmapped writable paths" : "nested user namespaces") + " cannot be refused";
         return {};
     }
     std::string derived;
     try {
         derived = without_user_namespaces(text);
+        if (refuse_setid) derived = without_setid_files(derived);
     } catch (const std::exception& e) {
-        why = "podman's seccomp profile " + source.string() + " cannot be read as a profile: " + e.what();
+        why = "the seccomp profile " + source.string() + " cannot be read as a profile: " + e.what();
         return {};
     }
     // Named by content, so processes share one file; never someone else's.
     std::ostringstream name;
-    name << "sandbox-podman-seccomp-" << std::hex << std::hash<std::string>{}(derived) << "-" << ::geteuid() << ".json";
+    name << "sandbox-seccomp-" << std::hex << std::hash<std::string>{}(derived) << "-" << ::geteuid() << ".json";
     std::error_code ec;
     auto dir = std::filesystem::temp_directory_path(ec);
     if (ec) dir = "/tmp";
@@ -150,11 +213,11 @@ std::filesystem::path podman_seccomp_profile(std::string& why)
             why = "cannot write a seccomp profile in " + dir.string();
             return {};
         }
-        made = final_path;
-        return made;
+        cached = final_path;
+        return cached;
     }
-    made = path;
-    return made;
+    cached = path;
+    return cached;
 }
 
 }  // namespace sandbox::detail

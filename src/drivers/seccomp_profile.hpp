@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// A seccomp profile for podman without user namespaces inside the container.
+// Seccomp profiles for the containers: no user namespaces inside, and no set-id files
+// where a writable path is idmapped.
 #ifndef SANDBOX_SRC_DRIVERS_SECCOMP_PROFILE_HPP
 #define SANDBOX_SRC_DRIVERS_SECCOMP_PROFILE_HPP
 
@@ -17,10 +18,17 @@ namespace sandbox::detail {
 /// that is not a profile.
 std::string without_user_namespaces(std::string_view profile_json);
 
-/// podman's default profile (/etc/containers, then /usr/share/containers) made so, written
-/// once per process to a file only this user can change. Empty, with `why`, when it
-/// cannot be made.
-std::filesystem::path podman_seccomp_profile(std::string& why);
+/// The profile with every call that can make a set-id file allowed only without set-id
+/// mode bits (EPERM with them): chmod, fchmod, fchmodat, mknod, mknodat, creat, and open and
+/// openat when they create (O_CREAT, O_TMPFILE); openat2, whose mode a filter cannot read,
+/// fails with ENOSYS. What makes an idmapped writable path safe when its owner is root.
+std::string without_setid_files(std::string_view profile_json);
+
+/// The containers' default profile (/etc/containers, then /usr/share/containers, as podman
+/// uses it) without user namespaces and, if asked, without set-id files, written once per
+/// process and variant to a file only this user can change. docker takes it too. Empty,
+/// with `why`, when it cannot be made.
+std::filesystem::path seccomp_profile_file(bool refuse_setid, std::string& why);
 
 }  // namespace sandbox::detail
 

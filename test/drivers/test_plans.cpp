@@ -522,6 +522,48 @@ BOOST_AUTO_TEST_CASE(podmans_profile_loses_user_namespaces_and_keeps_the_rest)
     BOOST_CHECK_THROW(detail::without_user_namespaces("not json"), std::exception);
 }
 
+BOOST_AUTO_TEST_CASE(the_setid_profile_allows_file_calls_only_without_set_id_bits)
+{
+    const std::string in = R"({"defaultAction":"SCMP_ACT_ERRNO","syscalls":[
+        {"names":["read","chmod","openat","openat2","write"],"action":"SCMP_ACT_ALLOW"}]})";
+    const auto out = boost::json::parse(detail::without_setid_files(in)).as_object();
+    const auto& calls = out.at("syscalls").as_array();
+    BOOST_TEST(boost::json::serialize(calls.at(0).at("names")) == R"(["read","write"])");
+    // For each call: what is allowed and what is refused, one comparison per argument.
+    auto rules_for = [&](std::string_view name) {
+        std::vector<boost::json::object> out;
+        for (const auto& c : calls)
+            if (c.at("names").at(0).as_string() == name) out.push_back(c.as_object());
+        return out;
+    };
+    const auto chmod = rules_for("chmod");
+    BOOST_REQUIRE(chmod.size() == 3u);
+    BOOST_TEST(chmod.at(0).at("action").as_string() == "SCMP_ACT_ALLOW");
+    BOOST_TEST(chmod.at(0).at("args").at(0).at("index").to_number<int>() == 1);
+    BOOST_TEST(chmod.at(0).at("args").at(0).at("value").to_number<unsigned>() == 06000u);
+    BOOST_TEST(chmod.at(0).at("args").at(0).at("valueTwo").to_number<unsigned>() == 0u);
+    for (std::size_t i = 1; i < 3; ++i) {
+        BOOST_TEST(chmod.at(i).at("action").as_string() == "SCMP_ACT_ERRNO");
+        BOOST_TEST(chmod.at(i).at("errnoRet").to_number<int>() == 1);
+    }
+    // openat: mode in argument 3, flags in 2; refused only when creating with a set-id bit.
+    const auto openat = rules_for("openat");
+    BOOST_REQUIRE(openat.size() == 7u);
+    int refused = 0;
+    for (const auto& r : openat) {
+        std::set<std::int64_t> indexes;
+        for (const auto& a : r.at("args").as_array()) indexes.insert(a.at("index").to_number<std::int64_t>());
+        BOOST_TEST(r.at("args").as_array().size() == indexes.size());
+        if (r.at("action").as_string() == "SCMP_ACT_ERRNO") {
+            ++refused;
+            BOOST_TEST((indexes == std::set<std::int64_t>{2, 3}));
+        }
+    }
+    BOOST_TEST(refused == 4);
+    BOOST_TEST(rules_for("openat2").at(0).at("errnoRet").to_number<int>() == 38);
+    BOOST_CHECK_THROW(detail::without_setid_files("not json"), std::exception);
+}
+
 BOOST_AUTO_TEST_CASE(podman_runs_with_the_derived_profile)
 {
     auto s = make_setup("/usr/bin/podman");
@@ -663,6 +705,28 @@ BOOST_AUTO_TEST_CASE(bubblewrap_takes_the_work_dir_from_its_alias_over_a_private
     BOOST_TEST(has(a, {"bind", s.work_dir.string(), "/base", "--"}));
     BOOST_TEST(has(a, {"--bind", "/base", "/work"}));
     BOOST_TEST(find_seq(a, {"bind", s.work_dir.string(), "/base"}) < find_seq(a, {"/usr/bin/setpriv"}));
+}
+
+BOOST_AUTO_TEST_CASE(bubblewrap_binds_idmapped_writable_paths_first_and_loads_the_setid_filter)
+{
+    auto s = make_setup("/usr/bin/bwrap");
+    s.drop_to_uid = true;
+    s.unshare = "/usr/bin/unshare";
+    s.mount_tool = "/usr/bin/mount";
+    s.idmapped_binds = {{"/tmp/r.run/rw0", "/data/a"}, {"/tmp/r.run/rw1", "/data/b"}};
+    s.setid_filter = "/tmp/r.run/setid.bpf";
+    const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
+    BOOST_TEST(a.at(0) == "/usr/bin/unshare");
+    // Both binds, then the filter opened as descriptor 9, all before bwrap starts unprivileged.
+    BOOST_TEST(has(a, {"bind", "/tmp/r.run/rw0", "/data/a", "bind", "/tmp/r.run/rw1", "/data/b", "seccomp",
+                       "/tmp/r.run/setid.bpf", "--"}));
+    BOOST_TEST(find_seq(a, {"seccomp"}) < find_seq(a, {"/usr/bin/setpriv"}));
+    BOOST_TEST(has(a, {"--seccomp", "9"}));
+    s.idmapped_binds.clear();
+    s.setid_filter.clear();
+    const auto plain = detail::bubblewrap_argv(s, no_net, user_argv);
+    BOOST_TEST(plain.at(0) != "/usr/bin/unshare");
+    BOOST_TEST(!has(plain, {"--seccomp"}));
 }
 
 BOOST_AUTO_TEST_CASE(containers_size_tmp_by_the_disk_limit)

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: BSL-1.0
+// Idmapped bind mounts, the ground of writable paths for root callers: a root-owned 0755
+// directory becomes writable by the sandbox uid through the mount, what it writes belongs to
+// the owner, and nothing changes on the host.
+#include "driver_fixture.hpp"
+
+#include "sys/idmap.hpp"
+#include "sys/mounts.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace sandbox;
+using namespace sandbox::test;
+
+BOOST_AUTO_TEST_SUITE(idmapped_mounts)
+
+BOOST_AUTO_TEST_CASE(a_root_owned_directory_is_writable_by_the_sandbox_uid_through_it)
+{
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("SKIPPED: idmapped mounts need a root caller");
+        return;
+    }
+    scratch_dir host(0755);  // root-owned, 0755: not writable by uid 65534
+    scratch_dir stage(0700);
+    const auto target = stage.sub("rw0", 0755);
+    const auto why = detail::attach_idmapped(host.path, target, {0, 0}, {65534, 65534});
+    BOOST_TEST_REQUIRE(why.empty(), why);
+    struct stat st {};
+    BOOST_TEST(::stat(target.c_str(), &st) == 0);
+    BOOST_TEST(st.st_uid == 65534u);
+    // A process of uid 65534 already inside writes; the file is root's on the host.
+    const auto out = host_output("cd '" + target.string() +
+                                 "' && setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c 'echo hi > f && id -u' 2>&1");
+    BOOST_TEST(trim(out) == "65534");
+    BOOST_TEST(::stat((host.path / "f").c_str(), &st) == 0);
+    BOOST_TEST(st.st_uid == 0u);
+    BOOST_TEST(read_text(host.path / "f") == "hi\n");
+    // The host directory itself is as it was.
+    BOOST_TEST(::stat(host.path.c_str(), &st) == 0);
+    BOOST_TEST(st.st_uid == 0u);
+    BOOST_TEST((st.st_mode & 07777) == 0755u);
+    BOOST_TEST(detail::detach_mount(target));
+    BOOST_TEST(!detail::is_mount_root(target));
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_source_is_named)
+{
+    if (::geteuid() != 0) return;
+    scratch_dir stage(0700);
+    const auto why = detail::attach_idmapped(stage.path / "missing", stage.sub("t"), {0, 0}, {65534, 65534});
+    BOOST_TEST(why.find(stage.path.string() + "/missing") != std::string::npos, why);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+#include "sys/setid_filter.hpp"
+
+#include <fcntl.h>
+
+BOOST_AUTO_TEST_SUITE(setid_filter)
+
+// Loaded by bwrap (--seccomp FD): set-id modes are refused, everything else works.
+BOOST_AUTO_TEST_CASE(set_id_modes_are_refused_and_plain_ones_are_not)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::bubblewrap);
+    scratch_dir dir(0777);
+    const auto bpf = dir.path / "filter.bpf";
+    {
+        const int fd = ::open(bpf.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        BOOST_TEST_REQUIRE(fd >= 0);
+        const auto why = detail::write_setid_filter(fd);
+        ::close(fd);
+        BOOST_TEST_REQUIRE(why.empty(), why);
+    }
+    const std::string script =
+        "cd /w; cp /bin/sh a; chmod 755 a && echo plain=ok; chmod 4755 a || echo suid=refused; "
+        "chmod 2755 a || echo sgid=refused; chmod u+s a || echo us=refused; ls -l a | cut -c1-10; "
+        "(umask 0; : > b) && echo create=ok; python3 -c 'import os; os.open(\"c\", os.O_CREAT|os.O_WRONLY, 0o4755)' "
+        "2>/dev/null || echo open_suid=refused";
+    {
+        std::ofstream f(dir.path / "t.sh");
+        f << script << "\n";
+    }
+    const auto out = host_output(
+        "exec 3<'" + bpf.string() + "'; setpriv --reuid=65534 --regid=65534 --clear-groups -- bwrap --unshare-all "
+        "--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 --proc /proc "
+        "--dev /dev --bind '" + dir.path.string() + "' /w --seccomp 3 -- sh /w/t.sh 2>&1");
+    BOOST_TEST_INFO(out);
+    BOOST_TEST(out.find("plain=ok") != std::string::npos);
+    BOOST_TEST(out.find("suid=refused") != std::string::npos);
+    BOOST_TEST(out.find("sgid=refused") != std::string::npos);
+    BOOST_TEST(out.find("us=refused") != std::string::npos);
+    BOOST_TEST(out.find("-rwxr-xr-x") != std::string::npos);
+    BOOST_TEST(out.find("create=ok") != std::string::npos);
+    BOOST_TEST(out.find("open_suid=refused") != std::string::npos);
+    struct stat st {};
+    if (::stat((dir.path / "c").c_str(), &st) == 0) BOOST_TEST(!(st.st_mode & (S_ISUID | S_ISGID)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+#include "drivers/run_record.hpp"
+
+#include <boost/test/data/test_case.hpp>
+
+BOOST_AUTO_TEST_SUITE(root_writable_paths)
+
+namespace {
+
+// Mount points below `dir`, from this process's mountinfo.
+std::vector<std::string> mounts_below(const std::filesystem::path& dir)
+{
+    std::vector<std::string> out;
+    for (const auto& line : split_lines(read_text("/proc/self/mountinfo"))) {
+        std::istringstream fields(line);
+        std::string id, parent, dev, root, point;
+        fields >> id >> parent >> dev >> root >> point;
+        if (point.rfind(dir.string() + "/", 0) == 0) out.push_back(point);
+    }
+    return out;
+}
+
+}  // namespace
+
+// As root, the command runs as an unprivileged uid; a writable path owned by someone else
+// (here root, mode 0755) is still writable, what it creates stays the owner's, nothing of
+// the path changes on the host, and no set-id file can be made through it.
+BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command,
+                     boost::unit_test::data::make({driver::bubblewrap, driver::docker, driver::podman}), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("NOTE: not root here: the command runs as this user, who owns the path");
+        return;
+    }
+    driver_env e(d);
+    scratch_dir host(0755);
+    const auto rw = host.sub("rw", 0755);
+    e.policy = e.policy.with_writable_paths({rw});
+    const auto inside = mounts_for(e.policy, d).at(0).container;
+    const auto r = e.sh("cd \"$1\" && echo hi > made && mkdir sub && echo deep > sub/f && stat -c 'inside=%u' made; "
+                        "chmod 4755 made 2>/dev/null || echo suid=refused; chmod g+s sub 2>/dev/null || echo sgid=refused; "
+                        "(echo x > ../beside) 2>/dev/null || echo beside=refused; "
+                        "[ -e /proc/self/fd/9 ] && echo fd9=open; id -u",
+                        {inside});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == 0);
+    BOOST_TEST(r.out.find("inside=" + std::to_string(detail::sandbox_uid())) != std::string::npos);
+    BOOST_TEST(r.out.find("suid=refused") != std::string::npos);
+    BOOST_TEST(r.out.find("sgid=refused") != std::string::npos);
+    BOOST_TEST(r.out.find("fd9=open") == std::string::npos);  // bwrap's copy of the filter is not the command's
+    struct stat st {};
+    BOOST_TEST_REQUIRE(::stat((rw / "made").c_str(), &st) == 0);
+    BOOST_TEST(st.st_uid == 0u);  // the path's owner, on the host
+    BOOST_TEST(!(st.st_mode & (S_ISUID | S_ISGID)));
+    BOOST_TEST(read_text(rw / "made") == "hi\n");
+    BOOST_TEST(read_text(rw / "sub" / "f") == "deep\n");
+    BOOST_TEST(::stat((rw / "sub").c_str(), &st) == 0);
+    BOOST_TEST(!(st.st_mode & S_ISGID));
+    BOOST_TEST(::stat(rw.c_str(), &st) == 0);
+    BOOST_TEST(st.st_uid == 0u);
+    BOOST_TEST((st.st_mode & 07777) == 0755u);
+    // The staged mount went with the run.
+    BOOST_TEST(mounts_below(detail::run_record_dir()).empty(), join(mounts_below(detail::run_record_dir())));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+// Only a directory can be shown writable this way; a file is refused with its name.
+BOOST_AUTO_TEST_CASE(a_root_owned_writable_file_is_refused_by_name)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::bubblewrap);
+    if (::geteuid() != 0) return;
+    driver_env e(driver::bubblewrap);
+    scratch_dir host(0755);
+    const auto file = host.path / "f";
+    { std::ofstream(file) << "x\n"; }
+    e.policy = e.policy.with_writable_paths({file});
+    std::string message;
+    try {
+        const auto r = e.run({"true"});
+        BOOST_ERROR("no launch_error; " << describe(r));
+    } catch (const launch_error& err) {
+        message = err.what();
+    }
+    BOOST_TEST(message.find("writable path " + file.string()) != std::string::npos, message);
+    BOOST_TEST(mounts_below(detail::run_record_dir()).empty(), join(mounts_below(detail::run_record_dir())));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
