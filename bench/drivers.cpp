@@ -174,7 +174,7 @@ int raw_run(sandbox::driver d, const sandbox::execution_policy& policy, const sa
             s.cgroup_parent = cg->parent();
             engine_cgroup.emplace(std::move(*cg));
         }
-        if (d == driver::podman) s.seccomp_profile = sd::podman_seccomp_profile(why).string();
+        if (d == driver::podman) s.seccomp_profile = sd::seccomp_profile_file(false, why).string();
     } else {
         std::string why;
         if (auto cg = sd::cgroup_limits::create(s.name, policy.memory_limit_bytes(), options.pids_limit, why)) {
