@@ -112,14 +112,20 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
         if (below_tmp(s.work_dir.string())) keep.push_back(s.work_dir.string());
         for (const auto& m : s.mounts)
             if (below_tmp(m.host)) keep.push_back(m.host);
+        if (below_tmp(s.seccomp_exec)) keep.push_back(s.seccomp_exec);
         steps.insert(steps.end(), {"tmp", std::to_string(s.disk_bytes), std::to_string(keep.size())});
         steps.insert(steps.end(), keep.begin(), keep.end());
     }
+    // A writable path the account does not own is bound from its idmapped mount instead (the
+    // owner shown as the account); the set-id filter is loaded in the jail (below).
     bool pre_bound = false;
     if (s.drop_to_uid)
         for (const auto& m : s.mounts)
             if (!m.read_only()) {
-                steps.insert(steps.end(), {"bind", m.host, m.host});
+                std::string from = m.host;
+                for (const auto& [staged, host] : s.idmapped_binds)
+                    if (host == m.host) from = staged;
+                steps.insert(steps.end(), {"bind", from, m.host});
                 pre_bound = true;
             }
     const auto pre = mount_prelude(s, steps);
@@ -146,11 +152,14 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
         else if (!pre_bound) a.push_back("--read-write=" + m.host);
         if (!bounded_tmp && m.host.rfind("/tmp/", 0) == 0) a.push_back("--whitelist=" + m.host);  // --private-tmp hides it
     }
+    if (!s.seccomp_exec.empty() && !bounded_tmp && s.seccomp_exec.rfind("/tmp/", 0) == 0)
+        a.push_back("--whitelist=" + s.seccomp_exec);
     if (s.rlimit_as) a.push_back("--rlimit-as=" + std::to_string(s.rlimit_as));
     // The command's own exit code, and orphans killed when it ends rather than waited for.
     a.insert(a.end(), {"--deterministic-exit-code", "--deterministic-shutdown"});
     // The environment inside is firejail's own, which the plan sets to s.env.
     a.push_back("--");
+    if (!s.seccomp_exec.empty()) a.insert(a.end(), {s.seccomp_exec, "setid"});
     // firejail has no --chdir: coreutils' env moves from the jail's home, the work dir.
     if (!s.cwd.empty()) a.insert(a.end(), {"env", "-C", s.cwd.string(), "--"});
     a.insert(a.end(), argv.begin(), argv.end());

@@ -22,12 +22,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
 namespace sandbox::detail {
 
 namespace {
+
+// The helper that loads a seccomp filter before firejail: $SANDBOX_SECCOMP_EXEC, else where
+// the library installed it (never a build tree: a root process runs it). Empty if missing.
+std::string seccomp_exec_path()
+{
+    const char* env = std::getenv("SANDBOX_SECCOMP_EXEC");
+    std::string p = env && *env ? env : SANDBOX_SECCOMP_EXEC;
+    return p.front() == '/' && ::access(p.c_str(), X_OK) == 0 ? p : std::string();
+}
 
 // What one run owns on the host; released exactly once, after the run or on failure.
 struct run_resources {
@@ -287,7 +297,7 @@ private:
                     fail("the mount " + m.host + " below a read-only path holds ':', which -v cannot bind read-only",
                          make_error_code(boost::system::errc::invalid_argument));
         }
-        if (root && driver_ != driver::firejail) idmap_writable_paths(s, res);
+        if (root) idmap_writable_paths(s, res);
         if (driver_ == driver::podman || (container() && res.idmapped > 0)) {
             std::string why;
             s.seccomp_profile = seccomp_profile_file(res.idmapped > 0, why).string();
@@ -351,6 +361,19 @@ private:
             else s.idmapped_binds.emplace_back(staged.string(), m.host);
         }
         if (res.idmapped == 0 || container()) return;
+        if (driver_ == driver::firejail) {
+            s.seccomp_exec = seccomp_exec_path();
+            if (s.seccomp_exec.empty())
+                fail("writable path " + s.idmapped_binds.front().second + " is not owned by uid " + std::to_string(s.uid) +
+                         " (" + options_.firejail_user + "), so set-id files must be refused there, which needs "
+                         "sandbox-seccomp-exec (installed with the library at " + std::string(SANDBOX_SECCOMP_EXEC) +
+                         ", or named by SANDBOX_SECCOMP_EXEC); it was not found",
+                     errc::driver_unavailable);
+            if (auto why = firejail_path_problem(s.seccomp_exec); !why.empty())
+                fail("sandbox-seccomp-exec at " + s.seccomp_exec + " cannot be given to firejail: " + why,
+                     errc::driver_unavailable);
+            return;
+        }
         const auto filter = res.record.dir() / "setid.bpf";
         const int fd = ::open(filter.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         auto why = fd < 0 ? std::error_code(errno, std::system_category()).message() : write_setid_filter(fd);

@@ -47,11 +47,13 @@ struct sandbox_setup {
     /// bubblewrap under a root caller whose base dir it cannot reach: the work dir is bound
     /// over the base dir in a private mount namespace first, and taken from there.
     std::filesystem::path work_alias;
-    /// bubblewrap under a root caller: idmapped mounts of writable paths the command's uid
-    /// does not own ({staged mount, host path}), bound over the host paths by the prelude,
-    /// and the BPF filter that keeps it from making set-id files there (bwrap --seccomp).
+    /// bubblewrap and firejail under a root caller: idmapped mounts of writable paths the
+    /// command's uid does not own ({staged mount, host path}), bound over the host paths by
+    /// the prelude, and what keeps it from making set-id files there: bubblewrap's BPF
+    /// filter file (bwrap --seccomp), firejail's helper that loads it in the jail.
     std::vector<std::pair<std::string, std::string>> idmapped_binds;
     std::string setid_filter;
+    std::string seccomp_exec;  ///< sandbox-seccomp-exec, an absolute path
 };
 
 /// Under a root caller, steps run as root in a private mount namespace before the tool

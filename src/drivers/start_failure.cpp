@@ -36,6 +36,7 @@ bool as_start_failure(exec_result& r, driver d, std::string_view tool, const std
         if (r.exit_code == 126 || r.exit_code == 127) {
             reason = after(line, "/bin/sh: 1: " + command + ": ");
             if (reason.empty()) reason = after(line, "env: '" + command + "': ");  // with a cwd: env -C
+            if (reason.empty()) reason = after(line, "sandbox: cannot execute " + command + ": ");  // sandbox-seccomp-exec
         }
         break;
     case driver::docker:

@@ -23,12 +23,14 @@ constexpr int nr_io_uring_setup = 425;
 constexpr int nr_openat2 = 437;
 constexpr int nr_fchmodat2 = 452;
 
-}  // namespace
-
-std::string write_setid_filter(int fd)
+// The filter, or why not (then null).
+std::unique_ptr<void, ctx_deleter> setid_filter(std::string& why)
 {
     std::unique_ptr<void, ctx_deleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
-    if (!ctx) return "seccomp_init failed";
+    if (!ctx) {
+        why = "seccomp_init failed";
+        return nullptr;
+    }
     const auto eperm = SCMP_ACT_ERRNO(EPERM);
     int rc = 0;
     // A mode with either bit: (mode & bit) == bit, one rule per bit (rules of a call are ORed).
@@ -55,8 +57,30 @@ std::string write_setid_filter(int fd)
     // As if the kernel had none of them: glibc falls back to the calls above.
     for (int call : {nr_io_uring_setup, nr_openat2, nr_fchmodat2})
         if (rc == 0) rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), call, 0);
-    if (rc != 0) return std::string("seccomp_rule_add: ") + std::strerror(-rc);
+    if (rc != 0) {
+        why = std::string("seccomp_rule_add: ") + std::strerror(-rc);
+        return nullptr;
+    }
+    return ctx;
+}
+
+}  // namespace
+
+std::string write_setid_filter(int fd)
+{
+    std::string why;
+    const auto ctx = setid_filter(why);
+    if (!ctx) return why;
     if (const int e = seccomp_export_bpf(ctx.get(), fd); e != 0) return std::string("seccomp_export_bpf: ") + std::strerror(-e);
+    return {};
+}
+
+std::string load_setid_filter()
+{
+    std::string why;
+    const auto ctx = setid_filter(why);
+    if (!ctx) return why;
+    if (const int e = seccomp_load(ctx.get()); e != 0) return std::string("seccomp_load: ") + std::strerror(-e);
     return {};
 }
 

@@ -17,6 +17,10 @@ namespace sandbox::detail {
 /// (its operations bypass the filter). Returns why not, or empty.
 std::string write_setid_filter(int fd);
 
+/// Loads the same filter into this process (and what it executes), setting no_new_privs.
+/// Returns why not, or empty.
+std::string load_setid_filter();
+
 }  // namespace sandbox::detail
 
 #endif

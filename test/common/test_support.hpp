@@ -42,6 +42,13 @@ inline std::string file_contents(const std::filesystem::path& p)
     return out;
 }
 
+/// The library runs sandbox-seccomp-exec from its installed path only (or the one the
+/// variable names): the tests take the one just built.
+inline const bool seccomp_exec_from_the_build = [] {
+    ::setenv("SANDBOX_SECCOMP_EXEC", SANDBOX_TEST_SECCOMP_EXEC, 0);
+    return true;
+}();
+
 /// Path of the helper child (test/common/test_child.cpp).
 inline std::string child() { return SANDBOX_TEST_CHILD; }
 

@@ -102,6 +102,7 @@ BOOST_AUTO_TEST_CASE(set_id_modes_are_refused_and_plain_ones_are_not)
 
 BOOST_AUTO_TEST_SUITE_END()
 
+#include "drivers/plans.hpp"
 #include "drivers/run_record.hpp"
 
 #include <boost/test/data/test_case.hpp>
@@ -129,7 +130,7 @@ std::vector<std::string> mounts_below(const std::filesystem::path& dir)
 // (here root, mode 0755) is still writable, what it creates stays the owner's, nothing of
 // the path changes on the host, and no set-id file can be made through it.
 BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command,
-                     boost::unit_test::data::make({driver::bubblewrap, driver::docker, driver::podman}), d)
+                     boost::unit_test::data::make(isolating_drivers), d)
 {
     SANDBOX_REQUIRE_DRIVER(d);
     if (::geteuid() != 0) {
@@ -148,10 +149,10 @@ BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command,
                         {inside});
     BOOST_TEST_INFO(describe(r));
     BOOST_TEST(r.exit_code == 0);
-    BOOST_TEST(r.out.find("inside=" + std::to_string(detail::sandbox_uid())) != std::string::npos);
+    BOOST_TEST(r.out.find("inside=" + std::to_string(detail::command_ids(d, e.options).first)) != std::string::npos);
     BOOST_TEST(r.out.find("suid=refused") != std::string::npos);
     BOOST_TEST(r.out.find("sgid=refused") != std::string::npos);
-    BOOST_TEST(r.out.find("fd9=open") == std::string::npos);  // bwrap's copy of the filter is not the command's
+    BOOST_TEST(r.out.find("fd9=open") == std::string::npos);  // the tool's copy of the filter is not the command's
     struct stat st {};
     BOOST_TEST_REQUIRE(::stat((rw / "made").c_str(), &st) == 0);
     BOOST_TEST(st.st_uid == 0u);  // the path's owner, on the host
@@ -164,6 +165,36 @@ BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command,
     BOOST_TEST(st.st_uid == 0u);
     BOOST_TEST((st.st_mode & 07777) == 0755u);
     // The staged mount went with the run.
+    BOOST_TEST(mounts_below(detail::run_record_dir()).empty(), join(mounts_below(detail::run_record_dir())));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+// firejail loads the filter in the jail through sandbox-seccomp-exec: a missing command is
+// still 127 with the one "Failed to start" line, and a missing helper is a launch_error.
+BOOST_AUTO_TEST_CASE(firejail_behind_the_setid_filter_reports_like_without_it)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::firejail);
+    if (::geteuid() != 0) return;
+    driver_env e(driver::firejail);
+    scratch_dir host(0755);
+    e.policy = e.policy.with_writable_paths({host.sub("rw", 0755)});
+    const auto r = e.run({"no-such-command-4711"});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == 127);
+    BOOST_TEST(r.err == "Failed to start firejail: no-such-command-4711: No such file or directory");
+    BOOST_TEST((r.start_error == errc::command_not_found));
+
+    env_guard missing("SANDBOX_SECCOMP_EXEC", "/nonexistent/sandbox-seccomp-exec");
+    std::string message;
+    boost::system::error_code code;
+    try {
+        (void)e.run({"true"});
+    } catch (const launch_error& err) {
+        message = err.what();
+        code = err.code();
+    }
+    BOOST_TEST(message.find("sandbox-seccomp-exec") != std::string::npos, message);
+    BOOST_TEST((code == errc::driver_unavailable), code.message());
     BOOST_TEST(mounts_below(detail::run_record_dir()).empty(), join(mounts_below(detail::run_record_dir())));
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }

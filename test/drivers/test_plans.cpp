@@ -487,6 +487,24 @@ BOOST_AUTO_TEST_CASE(firejail_under_a_root_caller_starts_unprivileged_with_writa
     BOOST_TEST(has(a, {"--restrict-namespaces"}));
 }
 
+BOOST_AUTO_TEST_CASE(firejail_binds_an_idmapped_writable_path_and_filters_the_command_in_the_jail)
+{
+    auto s = firejail_setup();
+    s.drop_to_uid = true;
+    s.setpriv = "/usr/bin/setpriv";
+    s.unshare = "/usr/bin/unshare";
+    s.mount_tool = "/usr/bin/mount";
+    s.idmapped_binds = {{"/tmp/r.run/rw0", "/tmp/w"}};
+    s.seccomp_exec = "/tmp/b/sandbox-seccomp-exec";
+    const auto a = detail::firejail_argv(s, no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    BOOST_TEST(has(a, {"bind", "/tmp/r.run/rw0", "/tmp/w", "bind", "/tmpfoo/x", "/tmpfoo/x", "--"}));
+    BOOST_TEST(has(a, {"--whitelist=/tmp/b/sandbox-seccomp-exec"}));  // --private-tmp would hide it
+    // The filter is loaded in the jail, right before the command: firejail itself makes
+    // set-id directories of its own.
+    BOOST_TEST(find_seq(a, {"--", "/tmp/b/sandbox-seccomp-exec", "setid"}) == a.size() - user_argv.size() - 3);
+}
+
 BOOST_AUTO_TEST_CASE(firejail_hides_a_base_dir_outside_tmp_unless_that_hides_a_mount)
 {
     BOOST_TEST(detail::base_to_hide("/srv/base", {}) == "/srv/base");
