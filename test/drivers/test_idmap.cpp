@@ -152,6 +152,8 @@ BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command,
     BOOST_TEST(r.out.find("inside=" + std::to_string(detail::command_ids(d, e.options).first)) != std::string::npos);
     BOOST_TEST(r.out.find("suid=refused") != std::string::npos);
     BOOST_TEST(r.out.find("sgid=refused") != std::string::npos);
+    BOOST_TEST(r.out.find("beside=refused") != std::string::npos);  // nothing else of the host
+    BOOST_TEST(!std::filesystem::exists(host.path / "beside"));
     BOOST_TEST(r.out.find("fd9=open") == std::string::npos);  // the tool's copy of the filter is not the command's
     struct stat st {};
     BOOST_TEST_REQUIRE(::stat((rw / "made").c_str(), &st) == 0);
