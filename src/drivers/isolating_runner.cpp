@@ -30,7 +30,7 @@ namespace sandbox::detail {
 
 namespace {
 
-// The helper that loads a seccomp filter before firejail: $SANDBOX_SECCOMP_EXEC, else where
+// The helper that loads the set-id filter in firejail's jail: $SANDBOX_SECCOMP_EXEC, else where
 // the library installed it (never a build tree: a root process runs it). Empty if missing.
 std::string seccomp_exec_path()
 {
