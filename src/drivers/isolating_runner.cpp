@@ -31,7 +31,7 @@ namespace sandbox::detail {
 namespace {
 
 // The helper that loads the set-id filter in firejail's jail: $SANDBOX_SECCOMP_EXEC, else where
-// the library installed it (never a build tree: a root process runs it). Empty if missing.
+// the library installed it (never a build tree, which others may write to). Empty if missing.
 std::string seccomp_exec_path()
 {
     const char* env = std::getenv("SANDBOX_SECCOMP_EXEC");
