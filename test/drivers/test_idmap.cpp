@@ -215,7 +215,7 @@ BOOST_AUTO_TEST_CASE(firejail_behind_the_setid_filter_reports_like_without_it)
     }
     BOOST_TEST(message.find("sandbox-seccomp-exec") != std::string::npos, message);
     BOOST_TEST((code == errc::driver_unavailable), code.message());
-    BOOST_TEST(mounts_below(detail::run_record_dir()).empty(), join(mounts_below(detail::run_record_dir())));
+    BOOST_TEST(mounts_of_ended_runs().empty(), join(mounts_of_ended_runs()));
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 
