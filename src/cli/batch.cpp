@@ -329,12 +329,51 @@ int open_input(const std::string& name)
     return fd;
 }
 
-int open_output(const std::optional<std::string>& name)
+// Where the results go: stdout, or a device or pipe as it is, or a regular file written
+// under a temporary name beside it and renamed into place when the batch ends (also after
+// Ctrl-C): until then the old file stays whole, and a killed run never leaves a half-written
+// one where the results were.
+struct output_target {
+    int fd = STDOUT_FILENO;
+    std::string path;  // the name asked for, when written under `temp`
+    std::string temp;
+};
+
+output_target open_output(const std::optional<std::string>& name, int input_fd, const std::string& input_name)
 {
-    if (!name || *name == "-") return STDOUT_FILENO;
-    const int fd = ::open(name->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw usage_error("--output " + *name + ": cannot open it: " + std::strerror(errno));
-    return fd;
+    output_target t;
+    if (!name || *name == "-") return t;
+    const auto fail = [&](const std::string& what) {
+        throw usage_error("--output " + *name + ": " + what + ": " + std::strerror(errno));
+    };
+    mode_t mode = 0666 & ~[] {
+        const mode_t m = ::umask(0);
+        ::umask(m);
+        return m;
+    }();
+    struct stat out {};
+    if (::stat(name->c_str(), &out) == 0) {
+        struct stat in {};
+        // The same file, through any name or link: writing the results would destroy the jobs.
+        if (::fstat(input_fd, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            throw usage_error("--output " + *name + " is the job file (--batch " + input_name +
+                              "): the results would overwrite the jobs; write them to another file");
+        if (!S_ISREG(out.st_mode)) {
+            t.fd = ::open(name->c_str(), O_WRONLY | O_CLOEXEC);
+            if (t.fd < 0) fail("cannot open it");
+            return t;
+        }
+        mode = out.st_mode & 07777;
+    }
+    const auto slash = name->rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : name->substr(0, slash);
+    std::string temp = dir + "/." + name->substr(slash == std::string::npos ? 0 : slash + 1) + ".XXXXXX";
+    t.fd = ::mkostemp(temp.data(), O_CLOEXEC);
+    if (t.fd < 0) fail("cannot create a file in " + dir);
+    ::fchmod(t.fd, mode);
+    t.path = *name;
+    t.temp = std::move(temp);
+    return t;
 }
 
 }  // namespace
@@ -342,21 +381,36 @@ int open_output(const std::optional<std::string>& name)
 int run_batch(const options& o, const execution_policy& policy)
 {
     const int in = open_input(*o.batch_file);
-    int out = -1;
+    output_target out;
     try {
-        out = open_output(o.output_file);
+        out = open_output(o.output_file, in, *o.batch_file);
     } catch (...) {
         if (in != STDIN_FILENO) ::close(in);
         throw;
     }
     int status = 0;
     {
-        batch_run run(o, policy, in, in != STDIN_FILENO, out);
+        // The results written so far take the output's name however the batch ends.
+        struct commit {
+            output_target& out;
+            const std::optional<std::string>& name;
+            int& status;
+            ~commit()
+            {
+                if (out.fd == STDOUT_FILENO) return;
+                if (::close(out.fd) != 0 && status == 0) {
+                    say(std::string("--output ") + *name + ": " + std::strerror(errno));
+                    status = exit_status::some_failed;
+                }
+                if (!out.temp.empty() && ::rename(out.temp.c_str(), out.path.c_str()) != 0) {
+                    say("--output " + out.path + ": cannot rename " + out.temp + " to it (the results are there): " +
+                        std::strerror(errno));
+                    status = exit_status::some_failed;
+                }
+            }
+        } on_exit{out, o.output_file, status};
+        batch_run run(o, policy, in, in != STDIN_FILENO, out.fd);
         status = run.run();
-    }
-    if (out != STDOUT_FILENO && ::close(out) != 0 && status == 0) {
-        say(std::string("--output ") + *o.output_file + ": " + std::strerror(errno));
-        status = exit_status::some_failed;
     }
     return status;
 }

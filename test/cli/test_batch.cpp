@@ -261,6 +261,50 @@ BOOST_AUTO_TEST_CASE(output_file_takes_the_results)
     BOOST_TEST(json_lines(read_text(out)).size() == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(an_output_that_is_the_job_file_is_refused_and_the_jobs_are_kept)
+{
+    write_jobs({job({"echo", "x"}), job({"echo", "y"})});
+    const auto kept = read_text(jobs);
+    const auto hard = dir.path / "hard.jsonl";
+    const auto soft = dir.path / "soft.jsonl";
+    std::filesystem::create_hard_link(jobs, hard);
+    std::filesystem::create_symlink(jobs, soft);
+    for (const auto& out : {jobs, hard, soft, dir.path / "." / "jobs.jsonl"}) {
+        auto r = batch({"-o", out.string()});
+        BOOST_TEST(r.code == 2, out << ": " << r.err);
+        BOOST_TEST(r.err.find("--output " + out.string() + " is the job file") != std::string::npos, r.err);
+        BOOST_TEST(read_text(jobs) == kept);
+    }
+    // Jobs on stdin, redirected from the same file.
+    const auto cmd = "'" + tool() + "' --batch - -o '" + jobs.string() + "' < '" + jobs.string() + "' 2>/dev/null";
+    const int status = std::system(cmd.c_str());
+    BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 2), "status " << status);
+    BOOST_TEST(read_text(jobs) == kept);
+}
+
+BOOST_AUTO_TEST_CASE(old_results_stay_whole_until_the_batch_ends)
+{
+    const auto marker = unique_seconds(41);
+    write_jobs({job({"echo", "done"}), job({"sleep", marker})});
+    const auto out = dir.path / "results.jsonl";
+    write_text(out, "old\n");
+    ::chmod(out.c_str(), 0640);
+    bool sent = false;
+    auto r = run_cli_and_signal({"--batch", jobs.string(), "-j", "2", "-o", out.string()},
+                                [&] { return processes_matching("sleep " + marker).size() == 1; }, SIGKILL, &sent);
+    BOOST_TEST_REQUIRE(sent);
+    BOOST_TEST(read_text(out) == "old\n");  // killed: the results it had went to a file beside it
+    for (int pid : processes_matching("sleep " + marker)) ::kill(pid, SIGKILL);  // the host driver's job outlives it
+    // A batch that ends replaces them, keeping the file's mode.
+    write_jobs({job({"echo", "new"})});
+    auto done = batch({"-o", out.string()});
+    BOOST_TEST(done.code == 0, done.err);
+    BOOST_TEST(json_lines(read_text(out)).size() == 1u);
+    struct stat st {};
+    BOOST_TEST(::stat(out.c_str(), &st) == 0);
+    BOOST_TEST((st.st_mode & 07777) == 0640u);
+}
+
 BOOST_AUTO_TEST_CASE(jobs_read_from_stdin)
 {
     cli_options o;
