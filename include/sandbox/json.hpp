@@ -21,6 +21,11 @@ namespace sandbox {
 std::string to_json(const exec_result& r);
 std::string to_json(const execution_policy& p);
 
+/// `boost::json::serialize(v)`, but numbers are written as plain decimals (`0.0025`, never
+/// `2.5E-3`): the form every reader and every person reads alike. A double that is not
+/// finite is written as null.
+std::string serialize_json(const boost::json::value& v);
+
 /// Replaces every byte that is not part of well-formed UTF-8 with U+FFFD, in place. JSON
 /// carries text, commands print bytes (and a capped tail may start inside a character):
 /// the JSON of an exec_result goes through this. Valid text is checked in one pass and left

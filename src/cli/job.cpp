@@ -30,7 +30,7 @@ std::string_view kind_name(const json::value& v)
 std::string head(const json::value& id, std::uint64_t line_number)
 {
     std::string s = "{\"id\":";
-    s += json::serialize(id);
+    s += serialize_json(id);
     s += ",\"line\":";
     s += std::to_string(line_number);
     return s;

@@ -5,7 +5,9 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <cctype>
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -180,6 +182,23 @@ BOOST_AUTO_TEST_CASE(json_usage_is_null_when_not_available_and_oom_killed_follow
     BOOST_TEST(avail.usage.available);
     BOOST_TEST(avail.usage.max_rss_bytes == 5u);
     BOOST_TEST(json::value_to<exec_result>(json::parse("{}")).usage.available);
+}
+
+BOOST_AUTO_TEST_CASE(json_numbers_are_plain_decimals_that_read_back_the_same)
+{
+    exec_result r;
+    r.duration = std::chrono::nanoseconds(2'500'000);  // 0.0025 s
+    r.usage.user_cpu = std::chrono::nanoseconds(1);
+    const auto text = sandbox::to_json(r);
+    BOOST_TEST(text.find("\"duration\":0.0025,") != std::string::npos, text);
+    BOOST_TEST(text.find("\"user_cpu_seconds\":0.000000001,") != std::string::npos, text);
+    for (std::size_t i = 1; i < text.size(); ++i)  // no exponent anywhere
+        BOOST_TEST(!(std::isdigit(static_cast<unsigned char>(text[i - 1])) && (text[i] == 'E' || text[i] == 'e')), text);
+    BOOST_TEST((json::value_to<exec_result>(json::parse(text)) == r));
+
+    BOOST_TEST(sandbox::serialize_json(json::parse(R"({"a":[1e-7,-2.5e3,1E21,0.1],"b":"x\"y","c":null})")) ==
+               R"({"a":[0.0000001,-2500,1000000000000000000000,0.1],"b":"x\"y","c":null})");
+    BOOST_TEST(sandbox::serialize_json(json::value(std::numeric_limits<double>::infinity())) == "null");
 }
 
 BOOST_AUTO_TEST_CASE(timeout_reason_is_null_wall_or_idle)
