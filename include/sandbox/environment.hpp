@@ -24,6 +24,8 @@ inline constexpr std::array<std::string_view, 22> blocked_env_patterns{
 
 /// True when `name` matches one of blocked_env_patterns.
 bool is_blocked_env_name(std::string_view name) noexcept;
+/// The pattern of blocked_env_patterns that blocks `name`, empty when none does.
+std::string_view blocking_env_pattern(std::string_view name) noexcept;
 
 /// The environment a command gets under `policy`: the parent's environment when
 /// inherit_env() (only the env_allowlist() names when one is set), overlaid by env() (a

@@ -19,6 +19,7 @@
 // (the first, or one after the jobs were stopped) drops what the reader has not taken yet.
 #include "batch.hpp"
 
+#include "enforcement.hpp"
 #include "io.hpp"
 #include "job.hpp"
 #include "line_source.hpp"
@@ -44,9 +45,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace sandbox::cli {
 
@@ -56,6 +62,51 @@ using clock = std::chrono::steady_clock;
 
 // Result bytes waiting for the reader before the workers stop starting jobs.
 constexpr std::size_t max_pending_bytes = 1 << 20;
+// -k: result bytes held for an earlier job still running before the workers stop starting jobs.
+constexpr std::size_t keep_order_window = 16 << 20;
+
+using system_clock = std::chrono::system_clock;
+
+// What --resume learnt from earlier results: each id's text (as JSON) and whether a result
+// of it succeeded.
+using resumed_ids = std::unordered_map<std::string, bool>;
+
+std::string id_key(const boost::json::value& id) { return serialize_json(id); }
+
+// Reads the results of an earlier run, a line at a time; a line that is not a result (a
+// torn or foreign line) is passed over.
+resumed_ids read_resume_file(const std::string& name)
+{
+    std::ifstream in(name);
+    if (!in) throw usage_error("--resume " + name + ": cannot read it: " + std::strerror(errno));
+    resumed_ids ids;
+    std::string text;
+    while (std::getline(in, text)) {
+        boost::system::error_code ec;
+        const auto v = boost::json::parse(text, ec);
+        const auto* obj = ec ? nullptr : v.if_object();
+        const auto* id = obj ? obj->if_contains("id") : nullptr;
+        if (!id) continue;
+        const auto* ok = obj->if_contains("success");
+        auto& succeeded = ids[id_key(*id)];
+        succeeded = succeeded || (ok && ok->is_bool() && ok->get_bool());
+    }
+    if (in.bad()) throw usage_error("--resume " + name + ": cannot read it: " + std::strerror(errno));
+    return ids;
+}
+
+std::string shell_quote(std::string_view s)
+{
+    if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,@%+-") ==
+                          std::string_view::npos)
+        return std::string(s);
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
 
 void say_line(const std::string& s) noexcept
 {
@@ -69,8 +120,9 @@ void say(const std::string& s) noexcept { say_line(std::string(program_name) + "
 
 class batch_run {
 public:
-    batch_run(const options& o, const execution_policy& policy, int in_fd, bool own_in, int out_fd)
-        : policy_(policy),
+    batch_run(const options& o, const execution_policy& policy, int in_fd, bool own_in, int out_fd, resumed_ids resumed)
+        : o_(o),
+          policy_(policy),
           source_(ctx_.get_executor(), in_fd, own_in, o.max_line),
           writer_(out_fd, max_pending_bytes, [this] { asio::post(ctx_, [this] { writer_changed(); }); }),
           room_(ctx_),
@@ -83,7 +135,18 @@ public:
         base_runner_ = make_runner(policy_, driver_, driver_options_);
         show_progress_ = o.progress.value_or(is_terminal(STDERR_FILENO));
         room_.expires_at(asio::steady_timer::time_point::max());
+        resumed_ = std::move(resumed);
+        asked_ = asked_by(o);
     }
+
+    /// The settings of the command line that the driver does not enforce (checked before
+    /// anything runs).
+    std::vector<std::string> unenforced() const
+    {
+        return unenforced_settings(asked_, policy_, base_runner_->caps(), driver_);
+    }
+
+    bool halted() const noexcept { return !halt_reason_.empty(); }
 
     int run()
     {
@@ -114,6 +177,7 @@ public:
                                if (e) record_internal_error(e);
                                if (--active == 0) {
                                    if (progress) progress->stop();
+                                   release_held();
                                    workers_done_ = true;
                                    writer_.close();
                                    finish_if_done();
@@ -135,6 +199,7 @@ public:
 
         std::string stopped_by;
         if (stop_signal_) stopped_by = "interrupted by " + signal_name(stop_signal_);
+        else if (halted()) stopped_by = halt_reason_;
         else if (output_errno_) stopped_by = "stopped: cannot write the results (" + std::string(std::strerror(output_errno_)) + ")";
         if (const auto lost = writer_.dropped(); lost > 0) {
             if (!stopped_by.empty()) stopped_by += "; ";
@@ -143,6 +208,10 @@ public:
         if (!internal_error_.empty()) say("internal error: " + internal_error_);
         if (!source_.read_error().empty()) say("error reading the jobs: " + source_.read_error());
         say_line(format_summary(counts_, not_run, elapsed, stopped_by));
+        if (duplicate_ids_ > 0)
+            say(std::to_string(duplicate_ids_) + (duplicate_ids_ == 1 ? " line has an id" : " lines have ids") +
+                " an earlier line has (first: " + first_duplicate_ + "); --resume needs every id to be unique");
+        if (not_run.lines > 0 || counts_.cancelled > 0) say_resume_command();
 
         if (stop_signal_) return 128 + stop_signal_;
         if (output_errno_ == EPIPE) return 128 + SIGPIPE;
@@ -165,41 +234,73 @@ private:
         co_await asio::this_coro::throw_if_cancelled(false);
         while (!stopping_) {
             // Back-pressure: while the reader is behind, start nothing new.
-            while (!stopping_ && writer_.full()) co_await room_.async_wait(asio::as_tuple(asio::use_awaitable));
+            while (!stopping_ && (writer_.full() || held_bytes_ >= keep_order_window))
+                co_await room_.async_wait(asio::as_tuple(asio::use_awaitable));
             if (stopping_) break;
             auto line = co_await source_.next();
             if (!line) break;
+            const auto seq = next_seq_++;
             if (stopping_) {  // taken while stopping: not run
                 ++taken_not_run_;
                 if (first_taken_not_run_ == 0 || line->number < first_taken_not_run_)
                     first_taken_not_run_ = line->number;
+                emit(seq, {});
                 break;
             }
-            co_await run_line(std::move(*line));
+            co_await run_line(std::move(*line), seq);
         }
     }
 
-    asio::awaitable<void> run_line(line_source::line line)
+    asio::awaitable<void> run_line(line_source::line line, std::uint64_t seq)
     {
+        run_times times;
+        times.started_at = times.ended_at = system_clock::now();
         if (line.too_long) {
-            count_outcome(counts_, job_outcome::error);
-            emit(error_line(static_cast<std::uint64_t>(line.number), line.number,
-                            "the line is longer than --max-line (" + std::to_string(max_line()) + " bytes)"));
+            finish_unrun(job_outcome::error);
+            emit(seq, error_line(static_cast<std::uint64_t>(line.number), line.number, times,
+                                 "the line is longer than --max-line (" + std::to_string(max_line()) + " bytes)"));
             co_return;
         }
         job j = parse_job(line.text, line.number, policy_);
         line.text = std::string();  // the line is not needed while the job runs
+        if (j.error.empty()) j.error = check_job(j);
         if (!j.error.empty()) {
-            count_outcome(counts_, job_outcome::error);
-            emit(error_line(j.id, line.number, j.error));
+            finish_unrun(job_outcome::error);
+            emit(seq, error_line(j.id, line.number, times, j.error));
             co_return;
         }
+        if (!resumed_.empty()) {
+            const auto it = resumed_.find(id_key(j.id));
+            if (it != resumed_.end() && (it->second || !o_.resume_failed)) {  // done before
+                ++counts_.skipped;
+                emit(seq, {});
+                co_return;
+            }
+        }
 
-        std::unique_ptr<command_runner> own;  // a job with its own policy gets its own runner
+        std::unique_ptr<command_runner> own;  // a job with its own policy or driver gets its own runner
         command_runner* runner = base_runner_.get();
-        if (j.policy) {
-            own = make_runner(std::move(*j.policy), driver_, driver_options_);
+        if (j.policy || j.driver || j.image) {
+            auto opts = driver_options_;
+            if (j.image) opts.image = *j.image;
+            own = make_runner(j.policy ? std::move(*j.policy) : policy_, j.driver.value_or(driver_), opts);
             runner = own.get();
+            if (o_.strict) {
+                auto asked = asked_by(j.policy_keys);
+                using field = std::string asked_settings::*;
+                for (field f : {&asked_settings::memory, &asked_settings::disk, &asked_settings::network_off,
+                                &asked_settings::paths})
+                    if ((asked.*f).empty()) asked.*f = asked_.*f;
+                const auto missing =
+                    unenforced_settings(asked, runner->policy(), runner->caps(), j.driver.value_or(driver_));
+                if (!missing.empty()) {
+                    finish_unrun(job_outcome::error);
+                    emit(seq, error_line(j.id, line.number, times,
+                                         missing.front() + " (" + make_error_code(errc::limit_not_enforced).message() +
+                                             "; --strict)"));
+                    co_return;
+                }
+            }
         }
 
         // Counted as running until its outcome is counted, once, whatever throws below.
@@ -207,34 +308,123 @@ private:
         std::optional<exec_result> result;
         std::string error;
         job_outcome outcome = job_outcome::error;
-        try {
-            result = co_await runner->execute(std::move(j.argv), std::move(j.stdin_data));
-            outcome = result->success() ? job_outcome::succeeded
-                      : result->timed_out ? job_outcome::timed_out
-                                          : job_outcome::failed;
-        } catch (const boost::system::system_error& e) {
-            if (e.code() == asio::error::operation_aborted && stopping_) {
-                outcome = job_outcome::cancelled;
-                error = "cancelled: " + stop_reason();
-            } else {
+        // A job that failed to start or did not succeed runs again, up to --retries more
+        // times; the result is the last attempt's, its times span them all.
+        for (unsigned attempt = 0; attempt <= o_.retries && !stopping_; ++attempt) {
+            result.reset();
+            error.clear();
+            outcome = job_outcome::error;
+            ++times.attempts;
+            try {
+                // Plain locals: g++ 12 mishandles temporaries made by ?: inside a co_await.
+                std::vector<std::string> argv;
+                std::optional<std::string> input;
+                if (attempt == o_.retries) {
+                    argv = std::move(j.argv);
+                    input = std::move(j.stdin_data);
+                } else {
+                    argv = j.argv;
+                    input = j.stdin_data;
+                }
+                result = co_await runner->execute(std::move(argv), std::move(input));
+                outcome = result->success() ? job_outcome::succeeded
+                          : result->timed_out ? job_outcome::timed_out
+                                              : job_outcome::failed;
+            } catch (const boost::system::system_error& e) {
+                if (e.code() == asio::error::operation_aborted && stopping_) {
+                    outcome = job_outcome::cancelled;
+                    error = "cancelled: " + stop_reason();
+                } else {
+                    error = e.what();
+                }
+            } catch (const std::exception& e) {  // launch_error and anything else: this job only
                 error = e.what();
             }
-        } catch (const std::exception& e) {  // launch_error and anything else: this job only
-            error = e.what();
+            if (outcome == job_outcome::succeeded || outcome == job_outcome::cancelled) break;
         }
+        times.ended_at = system_clock::now();
 
         std::string out;
         if (result) {
             try {
-                out = result_line(j.id, line.number, std::move(*result));
+                out = result_line(j.id, line.number, times, std::move(*result));
             } catch (const std::exception& e) {  // the job ran, but its result cannot be told
                 outcome = job_outcome::error;
                 error = std::string("cannot make the result line: ") + e.what();
             }
         }
-        if (out.empty()) out = error_line(j.id, line.number, error);
+        if (out.empty()) out = error_line(j.id, line.number, times, error);
         tally.finish(outcome);
-        emit(std::move(out));
+        emit(seq, std::move(out));
+        count_for_halt(outcome);
+    }
+
+    // A line that never ran: counted, and for --halt.
+    void finish_unrun(job_outcome o)
+    {
+        count_outcome(counts_, o);
+        count_for_halt(o);
+    }
+
+    // What stops a job line from running before it starts: ids used twice under --resume,
+    // and under --lock-policy whatever loosens the command line's policy.
+    std::string check_job(const job& j)
+    {
+        const auto key = id_key(j.id);
+        if (!ids_seen_.insert(std::hash<std::string>{}(key)).second) {
+            if (o_.resume_file) return "id " + key + " is used by an earlier line too; --resume needs every id to be unique";
+            if (duplicate_ids_++ == 0) first_duplicate_ = key;
+        }
+        if (!o_.lock_policy) return {};
+        if (j.driver && *j.driver != driver_)
+            return "key \"driver\": --lock-policy keeps the command line's driver (" + std::string(to_string(driver_)) + ")";
+        if (j.image && *j.image != driver_options_.image)
+            return "key \"image\": --lock-policy keeps the command line's image (" + driver_options_.image + ")";
+        if (j.policy) {
+            if (auto what = loosened_setting(policy_, *j.policy); !what.empty())
+                return "key \"policy\": --lock-policy allows only tighter settings; " + what;
+        }
+        return {};
+    }
+
+    void count_for_halt(job_outcome o)
+    {
+        if (o_.halt.at == halt_rule::when::never || o == job_outcome::succeeded || o == job_outcome::cancelled) return;
+        if (++halt_failures_ < o_.halt.failures || halted() || stopping_) return;
+        const bool now = o_.halt.at == halt_rule::when::now;
+        halt_reason_ = "halted after " + std::to_string(halt_failures_) + (halt_failures_ == 1 ? " failure" : " failures") +
+                       " (--halt " + (now ? "now" : "soon") + ",fail=" + std::to_string(o_.halt.failures) + ")";
+        stop(now);
+    }
+
+    // After a stop, the command line that runs what is left.
+    void say_resume_command() const
+    {
+        std::string target;
+        bool append = false;
+        if (o_.output_file && *o_.output_file != "-") target = *o_.output_file;
+        else if (struct stat st {}; ::fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+            char path[4096];
+            const auto n = ::readlink("/proc/self/fd/1", path, sizeof path - 1);
+            if (n > 0 && path[0] == '/') {
+                target.assign(path, static_cast<std::size_t>(n));
+                append = true;
+            }
+        }
+        if (target.empty()) {
+            say("to resume later, write the results to a file (-o FILE) and run again with --resume FILE");
+            return;
+        }
+        if (o_.resume_file && *o_.resume_file != target) {
+            say("to resume: put both results together (cat " + shell_quote(*o_.resume_file) + " " + shell_quote(target) +
+                " > all.jsonl) and run again with --resume all.jsonl");
+            return;
+        }
+        std::string cmd(program_name);
+        for (const auto& a : o_.args) cmd += " " + shell_quote(a);
+        if (!o_.resume_file) cmd += " --resume " + shell_quote(target);
+        if (append) cmd += " >> " + shell_quote(target);
+        say("to resume: " + cmd);
     }
 
     std::size_t max_line() const noexcept { return max_line_; }
@@ -242,11 +432,40 @@ private:
     std::string stop_reason() const
     {
         if (stop_signal_) return "sandbox-run was interrupted by " + signal_name(stop_signal_);
+        if (halted()) return "sandbox-run " + halt_reason_;
         return "sandbox-run stopped";
     }
 
-    // Never waits: the writer's thread writes the line.
-    void emit(std::string line) { writer_.push(std::move(line)); }
+    // Never waits: the writer's thread writes the line. `seq` is the line's place in the
+    // input; with -k a line waits here for those before it (an empty one only makes way).
+    void emit(std::uint64_t seq, std::string line)
+    {
+        if (!o_.keep_order) {
+            if (!line.empty()) writer_.push(std::move(line));
+            return;
+        }
+        held_bytes_ += line.size();
+        held_.emplace(seq, std::move(line));
+        const bool had_room = held_bytes_ < keep_order_window;
+        while (!held_.empty() && held_.begin()->first == next_emit_) {
+            release(held_.begin());
+            ++next_emit_;
+        }
+        if (!had_room && held_bytes_ < keep_order_window) room_.cancel();
+    }
+
+    void release(std::map<std::uint64_t, std::string>::iterator it)
+    {
+        held_bytes_ -= it->second.size();
+        if (!it->second.empty()) writer_.push(std::move(it->second));
+        held_.erase(it);
+    }
+
+    // Once no job runs: whatever still waits for a line that will never come goes out in order.
+    void release_held()
+    {
+        while (!held_.empty()) release(held_.begin());
+    }
 
     // On the io thread, after the writer's thread said something changed.
     void writer_changed()
@@ -267,13 +486,14 @@ private:
         signals_->close();
     }
 
-    void stop()
+    // Starts no more jobs; `cancel_running`: the running ones are cancelled too.
+    void stop(bool cancel_running = true)
     {
         if (stopping_) return;
         stopping_ = true;
         source_.cancel();
         room_.cancel();
-        if (workers_done_) return;  // (the writer failed while draining): no job left to cancel
+        if (workers_done_ || !cancel_running) return;  // (workers done: the writer failed while draining)
         for (unsigned i = 0; i < workers_; ++i) cancel_[i].emit(asio::cancellation_type::terminal);
     }
 
@@ -290,6 +510,7 @@ private:
     }
 
 
+    const options& o_;
     batch_counts counts_;  // before ctx_: a job's coroutine frame counts it when destroyed
     asio::io_context ctx_{1};
     execution_policy policy_;
@@ -314,6 +535,19 @@ private:
     std::uint64_t taken_not_run_ = 0;
     std::uint64_t first_taken_not_run_ = 0;
     std::string internal_error_;
+
+    resumed_ids resumed_;
+    asked_settings asked_;
+    std::unordered_set<std::size_t> ids_seen_;  // hashes of the ids so far: a few bytes a job
+    std::uint64_t duplicate_ids_ = 0;
+    std::string first_duplicate_;
+    std::uint64_t halt_failures_ = 0;
+    std::string halt_reason_;
+
+    std::uint64_t next_seq_ = 0;   // the next line taken gets this place
+    std::uint64_t next_emit_ = 0;  // -k: the place whose result goes out next
+    std::map<std::uint64_t, std::string> held_;
+    std::size_t held_bytes_ = 0;
 };
 
 int open_input(const std::string& name)
@@ -376,16 +610,56 @@ output_target open_output(const std::optional<std::string>& name, int input_fd, 
     return t;
 }
 
+// --resume FILE -o FILE: the results of the jobs that are not run again stay in the file.
+// They are copied into the new results first, so the file holds every job's result once the
+// batch ends, however it ends.
+void keep_resumed_results(const options& o, const resumed_ids& resumed, const output_target& out)
+{
+    struct stat r {}, t {};
+    if (::stat(o.resume_file->c_str(), &r) != 0 || ::stat(out.path.c_str(), &t) != 0 || r.st_dev != t.st_dev ||
+        r.st_ino != t.st_ino)
+        return;
+    std::ifstream in(*o.resume_file);
+    std::string text, kept;
+    while (std::getline(in, text)) {
+        if (o.resume_failed) {  // a failed job's result goes: the job runs again
+            boost::system::error_code ec;
+            const auto v = boost::json::parse(text, ec);
+            const auto* obj = ec ? nullptr : v.if_object();
+            const auto* id = obj ? obj->if_contains("id") : nullptr;
+            if (id) {
+                const auto it = resumed.find(id_key(*id));
+                if (it != resumed.end() && !it->second) continue;
+            }
+        }
+        kept += text;
+        kept += '\n';
+        if (kept.size() >= (1u << 20)) {
+            write_all(out.fd, kept);
+            kept.clear();
+        }
+    }
+    if (in.bad()) throw usage_error("--resume " + *o.resume_file + ": cannot read it: " + std::strerror(errno));
+    write_all(out.fd, kept);
+}
+
 }  // namespace
 
 int run_batch(const options& o, const execution_policy& policy)
 {
     const int in = open_input(*o.batch_file);
     output_target out;
+    resumed_ids resumed;
     try {
+        if (o.resume_file) resumed = read_resume_file(*o.resume_file);
         out = open_output(o.output_file, in, *o.batch_file);
+        if (o.resume_file && !out.temp.empty()) keep_resumed_results(o, resumed, out);
     } catch (...) {
         if (in != STDIN_FILENO) ::close(in);
+        if (!out.temp.empty()) {
+            ::close(out.fd);
+            ::unlink(out.temp.c_str());
+        }
         throw;
     }
     int status = 0;
@@ -409,7 +683,15 @@ int run_batch(const options& o, const execution_policy& policy)
                 }
             }
         } on_exit{out, o.output_file, status};
-        batch_run run(o, policy, in, in != STDIN_FILENO, out.fd);
+        batch_run run(o, policy, in, in != STDIN_FILENO, out.fd, std::move(resumed));
+        for (const auto& what : run.unenforced()) {
+            if (o.strict) {
+                say(what + " (" + make_error_code(errc::limit_not_enforced).message() + "; --strict)");
+                status = exit_status::sandbox_failed;
+                return status;
+            }
+            say("warning: " + what);
+        }
         status = run.run();
     }
     return status;

@@ -42,14 +42,6 @@ struct option_spec {
     void (*apply)(options&, std::string_view flag, std::string_view value);
 };
 
-std::chrono::milliseconds positive_duration(std::string_view flag, std::string_view v)
-{
-    auto d = parse_duration(v);
-    if (!d) throw usage_error(std::string(flag) + ": invalid duration " + squote(v) + " (seconds, e.g. 0.5 or 2; or 500ms, 1m)");
-    if (d->count() == 0) throw usage_error(std::string(flag) + ": must be more than 0, got " + squote(v));
-    return *d;
-}
-
 std::size_t size_value(std::string_view flag, std::string_view v)
 {
     auto s = parse_size(v);
@@ -66,6 +58,29 @@ std::string_view non_empty(std::string_view flag, std::string_view v)
 
 constexpr unsigned max_jobs = 10000;
 
+// "never", "now,fail=N" or "soon,fail=N" (GNU parallel's spelling; "now" alone: the first failure).
+halt_rule parse_halt(std::string_view flag, std::string_view v)
+{
+    const auto bad = [&] {
+        return usage_error(std::string(flag) + ": expected never, now,fail=N or soon,fail=N (N >= 1), got " + squote(v));
+    };
+    halt_rule h;
+    const auto comma = v.find(',');
+    const auto when = v.substr(0, comma);
+    if (when == "never" && comma == std::string_view::npos) return h;
+    if (when == "now") h.at = halt_rule::when::now;
+    else if (when == "soon") h.at = halt_rule::when::soon;
+    else throw bad();
+    h.failures = 1;
+    if (comma == std::string_view::npos) return h;
+    const auto rest = v.substr(comma + 1);
+    if (!rest.starts_with("fail=")) throw bad();
+    const auto num = rest.substr(5);
+    auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), h.failures);
+    if (ec != std::errc() || end != num.data() + num.size() || h.failures == 0) throw bad();
+    return h;
+}
+
 const option_spec option_table[] = {
     {"help", 'h', arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::help; }},
     {"version", 0, arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::version; }},
@@ -81,7 +96,19 @@ const option_spec option_table[] = {
          }
      }},
     {"image", 0, arity::value, false, [](options& o, auto f, auto v) { o.image = std::string(non_empty(f, v)); }},
-    {"timeout", 0, arity::value, false, [](options& o, auto f, auto v) { o.timeout = positive_duration(f, v); }},
+    {"timeout", 0, arity::value, false,
+     [](options& o, auto f, auto v) {
+         const auto l = lower(v);
+         if (l == "none" || l == "off") {
+             o.timeout = no_timeout;
+             return;
+         }
+         auto d = parse_duration(v);
+         if (!d)
+             throw usage_error(std::string(f) + ": invalid duration " + squote(v) +
+                               " (seconds, e.g. 0.5 or 2; or 500ms, 1m; 0 or none for no timeout)");
+         o.timeout = d->count() == 0 ? no_timeout : *d;
+     }},
     {"idle-timeout", 0, arity::value, false,
      [](options& o, auto f, auto v) {
          const auto l = lower(v);
@@ -122,6 +149,11 @@ const option_spec option_table[] = {
          const auto eq = v.find('=');
          const auto name = v.substr(0, eq);
          if (name.empty()) throw usage_error(std::string(f) + ": expected NAME=VALUE or NAME, got " + squote(v));
+         // The library strips blocked names from every environment; asked for by name here,
+         // dropping it silently would run the command without what the user meant to give it.
+         if (const auto pattern = blocking_env_pattern(name); !pattern.empty())
+             throw usage_error(std::string(f) + " " + std::string(name) + ": blocked by the pattern " + squote(pattern) +
+                               " (these names never reach a command: they can take over programs or carry secrets)");
          if (eq == std::string_view::npos) {  // NAME alone: its value here, like docker run -e NAME
              if (const char* value = std::getenv(std::string(name).c_str())) o.env.emplace_back(name, value);
              return;
@@ -159,6 +191,21 @@ const option_spec option_table[] = {
      [](options& o, auto f, auto v) { o.output_file = std::string(non_empty(f, v)); }},
     {"progress", 0, arity::flag, true, [](options& o, auto, auto) { o.progress = true; }},
     {"no-progress", 0, arity::flag, true, [](options& o, auto, auto) { o.progress = false; }},
+    {"resume", 0, arity::value, true,
+     [](options& o, auto f, auto v) { o.resume_file = std::string(non_empty(f, v)); }},
+    {"resume-failed", 0, arity::flag, true, [](options& o, auto, auto) { o.resume_failed = true; }},
+    {"retries", 0, arity::value, true,
+     [](options& o, auto f, auto v) {
+         unsigned n = 0;
+         auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || end != v.data() + v.size() || n > 100)
+             throw usage_error(std::string(f) + ": expected a number of retries from 0 to 100, got " + squote(v));
+         o.retries = n;
+     }},
+    {"halt", 0, arity::value, true, [](options& o, auto f, auto v) { o.halt = parse_halt(f, v); }},
+    {"keep-order", 'k', arity::flag, true, [](options& o, auto, auto) { o.keep_order = true; }},
+    {"lock-policy", 0, arity::flag, true, [](options& o, auto, auto) { o.lock_policy = true; }},
+    {"strict", 0, arity::flag, false, [](options& o, auto, auto) { o.strict = true; }},
     {"max-line", 0, arity::value, true,
      [](options& o, auto f, auto v) {
          o.max_line = size_value(f, v);
@@ -242,6 +289,7 @@ std::optional<std::uint64_t> parse_size(std::string_view text)
 options parse_options(const std::vector<std::string_view>& args)
 {
     options o;
+    o.args.assign(args.begin(), args.end());
     std::string_view batch_only_flag;  // the first batch-only flag seen, for the error
     std::string_view single_only_flag;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -297,6 +345,8 @@ options parse_options(const std::vector<std::string_view>& args)
         if (!single_only_flag.empty())
             throw usage_error("option '--" + std::string(single_only_flag) +
                               "' is for a single command; batch results are always JSON lines");
+        if (o.resume_failed && !o.resume_file)
+            throw usage_error("--resume-failed needs --resume RESULTS.jsonl (the results that say which jobs failed)");
     } else {
         if (!batch_only_flag.empty())
             throw usage_error("option '--" + std::string(batch_only_flag) + "' needs --batch");
@@ -373,7 +423,8 @@ Policy (the --policy file is loaded first, then the flags override it):
                            env_allowlist, disk_limit
   --driver NAME            host (default), docker, podman, firejail or bubblewrap
   --image IMAGE            container image for docker and podman (default alpine:3)
-  --timeout DURATION       wall-clock limit for the whole command (default 5)
+  --timeout DURATION       wall-clock limit for the whole command (default 5);
+                           0 or none: no limit
   --idle-timeout DURATION  stop the command after this long without any output;
                            0 or none turns it off (default off)
   --memory SIZE            memory limit, e.g. 512M or 2G (default 128M); enforced by
@@ -382,7 +433,8 @@ Policy (the --policy file is loaded first, then the flags override it):
                            (e.g. 256M; default none); enforced by the isolating drivers
   --network, --no-network  allow or deny network access (default deny; not enforced by host)
   -e, --env NAME=VALUE     set a variable (repeatable; adds to the file's variables);
-                           NAME alone copies its value from this environment
+                           NAME alone copies its value from this environment; a blocked
+                           name is refused (exit 2), naming the pattern that blocks it
   --inherit-env, --no-inherit-env
                            start from this program's environment (default: only --env);
                            blocked names (LD_PRELOAD, AWS_*, PYTHON*, ...) never pass
@@ -394,38 +446,65 @@ Policy (the --policy file is loaded first, then the flags override it):
                            (default 1M, at least 1K); streamed output is never cut
   --stderr-cap SIZE        the same for stderr
   --show-policy            print the resulting policy as JSON and exit
+  --strict                 a setting given that the driver does not enforce (--memory,
+                           --disk, --no-network, --ro/--rw on host) is an error, exit 125;
+                           without it, one warning line each on stderr
 
 One command (the default mode):
   --json                   print the result as one JSON object (stdout, stderr, exit_code,
                            duration, timed_out, truncated_stdout, truncated_stderr,
-                           success, timeout_reason, term_signal, usage) instead of
-                           streaming the output; bytes that are not UTF-8 show as U+FFFD
+                           success, timeout_reason, term_signal, usage, oom_killed,
+                           start_error, driver, caps: what the driver enforces) instead
+                           of streaming the output; bytes that are not UTF-8 show as U+FFFD
   --no-stdin               do not pass stdin on; otherwise, when stdin is not a terminal,
                            it is read to its end and given to the command
   The command's output is written to stdout and stderr as it comes. SIGINT, SIGTERM and
   SIGHUP stop the command (its whole process tree) and sandbox-run exits 128+signal.
+  When sandbox-run ends the command (a timeout, the memory limit), one line on stderr
+  says why and which setting did it.
 
 Batch:
   --batch FILE             run the jobs in FILE ("-" for stdin), one JSON object a line:
                              {"id": "a1", "argv": ["cmd", "arg"], "stdin": "text",
-                              "policy": {"timeout_seconds": 2}}
+                              "policy": {"timeout_seconds": 2}, "driver": "docker",
+                              "image": "alpine:3"}
                            argv is required; id defaults to the line number; the keys of
-                           policy override the command-line policy for that job
+                           policy override the command-line policy for that job, driver
+                           and image its driver and image
   -j, --jobs N             run N jobs at a time (default: the number of CPUs)
   -o, --output FILE        write the results to FILE instead of stdout
   --progress, --no-progress
                            show or hide the progress line on stderr (default: shown when
                            stderr is a terminal)
   --max-line SIZE          longest input line accepted (default 64M)
+  -k, --keep-order         write the results in input order (default: as jobs end); a
+                           result waits for those before it, and while 16M of results
+                           wait, no new job starts
+  --retries N              run a job that failed to start or did not succeed up to N
+                           more times (default 0); "attempts" in its result
+  --halt WHEN              never (default), now,fail=N or soon,fail=N: after N failed
+                           jobs start no more; now also cancels the running ones
+  --resume RESULTS         skip the jobs whose id has a result in RESULTS (the -o file
+                           of an earlier run); with -o the same file, its results stay
+                           and the new ones are added; ids must be unique
+  --resume-failed          with --resume: run again the jobs whose result failed
+  --lock-policy            a job line may only tighten the policy (shorter timeouts,
+                           less memory, disk or output, network off, fewer paths) and
+                           may not change the driver or image
   One result line is written (and flushed) as each job ends, in the order they end:
-    {"id": ..., "line": N, "stdout": ..., "exit_code": ..., ...}  (the keys of --json)
-    {"id": ..., "line": N, "error": "what is wrong"}   for a line that could not run
+    {"id": ..., "line": N, "attempts": A, "started_at": "...", "ended_at": "...",
+     "stdout": ..., "exit_code": ..., ...}  (the keys of --json)
+    {"id": ..., "line": N, ..., "error": "what is wrong"}   for a line that could not run
+  started_at and ended_at are RFC 3339 UTC times with microseconds (first attempt's
+  start, last attempt's end). Numbers are plain decimals.
   A slow reader of the results never holds up the running jobs; while 1M of results
   wait for it, no new job starts. Blank lines are skipped. At the end a summary goes to
   stderr: jobs, succeeded, failed, timed out, errors, cancelled, not run, wall time,
   jobs/s. Ctrl-C (or SIGTERM) starts no more jobs, cancels the running ones (their
-  results say "cancelled") and reports the lines that were not run; the results are
-  still written, unless Ctrl-C comes again once no job is running.
+  results say "cancelled") and reports the lines that were not run and the command
+  that resumes; the results are still written, unless Ctrl-C comes again once no job
+  is running. With -o FILE the results go to a temporary file beside FILE, renamed to
+  FILE when the batch ends; an -o that is the jobs file is refused.
 
 Other:
   -h, --help               show this help and exit

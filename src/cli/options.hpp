@@ -42,6 +42,12 @@ public:
 
 enum class run_mode { single, batch, help, version, show_policy };
 
+/// --halt: when failures stop a batch. `now` cancels the running jobs, `soon` lets them end.
+struct halt_rule {
+    enum class when { never, soon, now } at = when::never;
+    std::uint64_t failures = 0;  ///< this many failed jobs (failed, timed out or errors) halt it
+};
+
 struct options {
     run_mode mode = run_mode::single;
 
@@ -49,7 +55,7 @@ struct options {
     std::optional<std::filesystem::path> policy_file;
     sandbox::driver driver = sandbox::driver::host;
     std::optional<std::string> image;
-    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<std::chrono::milliseconds> timeout;  // sandbox::no_timeout: none
     std::optional<std::optional<std::chrono::milliseconds>> idle_timeout;  // inner nullopt: disabled
     std::optional<std::string> memory;                                     // normalized
     std::optional<std::optional<std::string>> disk;                        // normalized; inner nullopt: none
@@ -73,6 +79,15 @@ struct options {
     std::optional<std::string> output_file;
     std::optional<bool> progress;  // nullopt: when stderr is a terminal
     std::size_t max_line = 64u << 20;
+    std::optional<std::string> resume_file;  // skip the jobs whose id has a result there
+    bool resume_failed = false;              // ... unless that result is a failure
+    unsigned retries = 0;
+    halt_rule halt;
+    bool keep_order = false;
+    bool lock_policy = false;  // job lines may only tighten the policy
+
+    bool strict = false;  // a setting the driver does not enforce is an error, not a warning
+    std::vector<std::string> args;  // as given, for the command line that resumes a batch
 };
 
 /// Parses argv (without the program name). Throws usage_error with one line naming the flag.

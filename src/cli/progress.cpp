@@ -116,6 +116,7 @@ std::string format_summary(const batch_counts& c, const not_run_info& not_run, d
     s += std::to_string(c.errors) + " errors, ";
     s += std::to_string(c.cancelled) + " cancelled, ";
     s += std::to_string(not_run.lines) + (not_run.complete ? "" : "+") + " not run";
+    if (c.skipped > 0) s += ", " + std::to_string(c.skipped) + " skipped (--resume)";
     if (not_run.lines > 0 && not_run.complete) s += " (from line " + std::to_string(not_run.first_line) + ")";
     else if (not_run.lines > 0) s += " (from line " + std::to_string(not_run.first_line) + "; the rest of the input was not read)";
     else if (!not_run.complete) s += " (the rest of the input was not read)";

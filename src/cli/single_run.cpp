@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "single_run.hpp"
 
+#include "enforcement.hpp"
 #include "io.hpp"
 #include "job.hpp"
 #include "signals.hpp"
@@ -38,6 +39,27 @@ void say(const std::string& line) noexcept
     }
 }
 
+std::string seconds_text(std::chrono::milliseconds d)
+{
+    return serialize_json(boost::json::value(std::chrono::duration<double>(d).count())) + " s";
+}
+
+// Why the command ended, when sandbox-run ended it: one line, so that a 124 or a SIGKILL
+// is never a riddle.
+void say_why_ended(const options& o, const execution_policy& p, const exec_result& r)
+{
+    if (r.timed_out && r.timeout == timeout_reason::idle && p.idle_timeout()) {
+        say("timed out after " + seconds_text(*p.idle_timeout()) + " without output (idle; " +
+            limit_origin(o, o.idle_timeout.has_value(), "--idle-timeout", "idle_timeout_seconds") + ")");
+    } else if (r.timed_out) {
+        say("timed out after " + seconds_text(p.timeout()) + " (wall; " + limit_origin(o, o.timeout.has_value(), "--timeout", "timeout_seconds") +
+            ")");
+    } else if (r.oom_killed) {
+        say("killed: out of memory at the limit of " + p.memory_limit() + " (" +
+            limit_origin(o, o.memory.has_value(), "--memory", "memory_limit") + ")");
+    }
+}
+
 }  // namespace
 
 int run_single(const options& o, const execution_policy& policy)
@@ -57,6 +79,14 @@ int run_single(const options& o, const execution_policy& policy)
     driver_options dopts;
     if (o.image) dopts.image = *o.image;
     auto runner = make_runner(policy, o.driver, dopts);
+    const auto caps = runner->caps();
+    for (const auto& what : unenforced_settings(asked_by(o), policy, caps, o.driver)) {
+        if (o.strict) {
+            say(what + " (" + make_error_code(errc::limit_not_enforced).message() + "; --strict)");
+            return exit_status::sandbox_failed;
+        }
+        say("warning: " + what);
+    }
 
     asio::io_context ctx;
     asio::cancellation_signal cancel;
@@ -106,9 +136,13 @@ int run_single(const options& o, const execution_policy& policy)
         }
     }
 
+    say_why_ended(o, policy, result);
     if (o.json) {
         try {
-            write_all(STDOUT_FILENO, result_json(result) + "\n");
+            auto text = result_json(result);
+            text.pop_back();  // the closing brace: the driver and what it enforces follow
+            text += ",\"driver\":\"" + std::string(to_string(o.driver)) + "\",\"caps\":" + caps_json(caps) + "}\n";
+            write_all(STDOUT_FILENO, text);
         } catch (const write_error& e) {
             if (e.error != EPIPE) say(std::string("cannot write the result: ") + e.what());
             return exit_status::sandbox_failed;

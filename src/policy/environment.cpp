@@ -21,17 +21,19 @@ bool iequal_prefix(std::string_view name, std::string_view upper_pattern) noexce
 }
 }  // namespace
 
-bool is_blocked_env_name(std::string_view name) noexcept
+std::string_view blocking_env_pattern(std::string_view name) noexcept
 {
     for (std::string_view pattern : blocked_env_patterns) {
         if (pattern.back() == '*') {
-            if (iequal_prefix(name, pattern.substr(0, pattern.size() - 1))) return true;
+            if (iequal_prefix(name, pattern.substr(0, pattern.size() - 1))) return pattern;
         } else if (name.size() == pattern.size() && iequal_prefix(name, pattern)) {
-            return true;
+            return pattern;
         }
     }
-    return false;
+    return {};
 }
+
+bool is_blocked_env_name(std::string_view name) noexcept { return !blocking_env_pattern(name).empty(); }
 
 env_list current_environment()
 {

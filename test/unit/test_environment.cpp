@@ -78,6 +78,16 @@ BOOST_AUTO_TEST_CASE(all_22_patterns_block_their_names)
     }
 }
 
+BOOST_AUTO_TEST_CASE(the_pattern_that_blocks_a_name_is_told)
+{
+    for (std::string_view pattern : sandbox::blocked_env_patterns) {
+        const std::string name(pattern.back() == '*' ? std::string(pattern.substr(0, pattern.size() - 1)) + "X" : pattern);
+        BOOST_TEST(sandbox::blocking_env_pattern(name) == pattern, name);
+    }
+    BOOST_TEST(sandbox::blocking_env_pattern("ld_preload") == "LD_PRELOAD");
+    BOOST_TEST(sandbox::blocking_env_pattern("HOME").empty());
+}
+
 BOOST_AUTO_TEST_CASE(blocked_names_are_matched_case_insensitively)
 {
     for (const char* name : {"ld_preload", "Ld_Preload", "ld_library_path", "dyld_insert_libraries", "phprc",
