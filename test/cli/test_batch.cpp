@@ -47,13 +47,21 @@ std::string number_before(const std::string& s, const std::string& label)
     return s.substr(start, end - start);
 }
 
+/// The summary line: the last one on stderr, or the one before the line that says how to
+/// resume after a stop.
+std::string summary_line(const std::string& err)
+{
+    auto lines = lines_of(err);
+    if (!lines.empty() && lines.back().find(": to resume") != std::string::npos) lines.pop_back();
+    BOOST_TEST_REQUIRE(!lines.empty());
+    return lines.back();
+}
+
 /// The one summary line on stderr, parsed: "N jobs: a succeeded, b failed, ...".
 std::map<std::string, std::uint64_t> summary_of(const std::string& err)
 {
     std::map<std::string, std::uint64_t> m;
-    const auto lines = lines_of(err);
-    BOOST_TEST_REQUIRE(!lines.empty());
-    const auto& s = lines.back();
+    const auto s = summary_line(err);
     BOOST_TEST_REQUIRE(s.starts_with("sandbox-run: "), s);
     m["jobs"] = std::stoull(number_before(s, " jobs:"));
     for (const char* label : {"succeeded", "failed", "timed out", "errors", "cancelled", "not run"})
@@ -63,7 +71,7 @@ std::map<std::string, std::uint64_t> summary_of(const std::string& err)
 }
 
 /// The wall time in the summary line.
-double summary_seconds(const std::string& err) { return std::stod(number_before(lines_of(err).back(), " s, ")); }
+double summary_seconds(const std::string& err) { return std::stod(number_before(summary_line(err), " s, ")); }
 
 std::string str(const json::value& v) { return std::string(v.as_string()); }
 
@@ -86,10 +94,11 @@ BOOST_AUTO_TEST_CASE(each_job_gives_one_result_line_with_its_id_and_line)
     BOOST_TEST(results[3].at("id").to_number<int>() == 3);  // no id: the line number
     BOOST_TEST(str(results[3].at("stdout")) == "three");
     for (auto& [line, o] : results) {
-        // id and line first, then the keys of exec_result's JSON, in order.
+        // id, line, attempts and times first, then the keys of exec_result's JSON, in order.
         std::vector<std::string> keys;
         for (const auto& kv : o) keys.emplace_back(kv.key());
-        const std::vector<std::string> expected{"id",       "line",        "stdout",         "stderr",
+        const std::vector<std::string> expected{"id",       "line",        "attempts",       "started_at",
+                                                "ended_at", "stdout",      "stderr",
                                                 "exit_code", "duration",   "timed_out",      "truncated_stdout",
                                                 "truncated_stderr", "success", "timeout_reason", "term_signal",
                                                 "usage",    "oom_killed", "start_error"};
@@ -167,7 +176,8 @@ BOOST_AUTO_TEST_CASE(malformed_lines_give_error_results_and_the_rest_still_run)
         {
             BOOST_TEST_REQUIRE(results.count(line));
             const auto& o = results[line];
-            BOOST_TEST(o.size() == 3u);  // id, line, error
+            BOOST_TEST(o.size() == 6u);  // id, line, attempts, started_at, ended_at, error
+            BOOST_TEST(o.at("attempts").to_number<int>() == 0);
             BOOST_TEST(o.at("id") == want.first);
             BOOST_TEST(str(o.at("error")).find(want.second) != std::string::npos, str(o.at("error")));
         }
@@ -506,7 +516,7 @@ BOOST_AUTO_TEST_CASE(sigint_while_jobs_still_come_from_a_pipe)
     BOOST_TEST(lines[1] == "status=130");
     BOOST_TEST(r.out.find("never") == std::string::npos);
     // The shell waits for the writer; the tool's own clock says how soon it stopped.
-    const auto summary = lines_of(r.err).back();
+    const auto summary = summary_line(r.err);
     BOOST_TEST(summary.find("the rest of the input was not read") != std::string::npos, summary);
     BOOST_TEST(summary_seconds(r.err) < 3.0, summary);
     BOOST_TEST(eventually([&] { return processes_matching("sleep " + marker).empty(); }, 5s));

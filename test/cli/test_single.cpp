@@ -159,8 +159,11 @@ BOOST_AUTO_TEST_CASE(json_prints_one_object_with_the_documented_keys)
     const std::vector<std::string> expected{"stdout",           "stderr",           "exit_code", "duration",
                                             "timed_out",        "truncated_stdout", "truncated_stderr",
                                             "success",          "timeout_reason",   "term_signal", "usage",
-                                            "oom_killed",       "start_error"};
+                                            "oom_killed",       "start_error",      "driver", "caps"};
     BOOST_TEST(keys == expected, boost::test_tools::per_element());
+    BOOST_TEST(o.at("driver").as_string() == "host");
+    BOOST_TEST(o.at("caps").at("level").as_string() == "none");
+    BOOST_TEST(o.at("caps").at("memory_enforced").as_bool() == false);
     BOOST_TEST(o.at("stdout").as_string() == "out\n");
     BOOST_TEST(o.at("stderr").as_string() == "err\n");
     BOOST_TEST(o.at("exit_code").to_number<int>() == 3);
@@ -247,8 +250,17 @@ BOOST_AUTO_TEST_CASE(env_flags_set_the_commands_environment)
     // NAME alone copies one variable.
     r = run_cli({"--env", "CLI_TEST_PARENT", "--", "sh", "-c", "echo \"$CLI_TEST_PARENT\""}, o);
     BOOST_TEST(r.out == "from-parent\n");
-    // Blocked names never pass.
+    // A blocked name is refused, naming the pattern, rather than silently dropped.
     r = run_cli({"--env", "LD_PRELOAD=/x.so", "--", "sh", "-c", "echo \"[$LD_PRELOAD]\""});
+    BOOST_TEST(r.code == 2);
+    BOOST_TEST(r.out.empty());
+    BOOST_TEST(r.err.find("--env LD_PRELOAD: blocked by the pattern 'LD_PRELOAD'") != std::string::npos, r.err);
+    r = run_cli({"-e", "pythonpath=/x", "--", "true"});
+    BOOST_TEST(r.code == 2);
+    BOOST_TEST(r.err.find("'PYTHON*'") != std::string::npos, r.err);
+    // In a file's environment they are still removed, as the library always does.
+    o.env = {{"PYTHONPATH", "/x"}};
+    r = run_cli({"--inherit-env", "--", "sh", "-c", "echo \"[$PYTHONPATH]\""}, o);
     BOOST_TEST(r.out == "[]\n");
 }
 

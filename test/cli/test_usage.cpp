@@ -84,7 +84,6 @@ const std::vector<bad_case> bad_cases{
     {{}, "no command"},
     {{"--timeout"}, "--timeout"},
     {{"--timeout", "abc", "--", "true"}, "--timeout"},
-    {{"--timeout", "0", "--", "true"}, "--timeout"},
     {{"--timeout", "-1", "--", "true"}, "--timeout"},
     {{"--timeout=5x", "--", "true"}, "--timeout"},
     {{"--idle-timeout", "soon", "--", "true"}, "--idle-timeout"},
@@ -182,6 +181,8 @@ BOOST_AUTO_TEST_CASE(show_policy_reflects_every_policy_flag)
     BOOST_TEST(off.at("inherit_env").as_bool() == false);
     BOOST_TEST(off.at("idle_timeout_seconds").is_null());
     BOOST_TEST(show_policy({"--idle-timeout", "0"}).at("idle_timeout_seconds").is_null());
+    BOOST_TEST(show_policy({"--timeout", "0"}).at("timeout_seconds").is_null());
+    BOOST_TEST(show_policy({"--timeout=none"}).at("timeout_seconds").is_null());
 }
 
 BOOST_AUTO_TEST_CASE(values_take_either_spelling_and_units)
