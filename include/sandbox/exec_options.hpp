@@ -16,6 +16,13 @@ namespace sandbox {
 struct exec_options {
     /// Written to the command's stdin, then EOF; none: stdin is at EOF at once.
     std::optional<std::string> stdin_data;
+    /// Instead of stdin_data: a descriptor (a pipe, a file, a socket) that becomes the
+    /// command's stdin as it is, so the command reads the data as it comes, whatever its
+    /// size, and the timeouts run from the start. It is copied at the spawn and not taken
+    /// over: keep it open until then, and close it when you like. To feed a command from
+    /// C++ as you go, pass the read end of a pipe and write to the other end. -1: none.
+    /// Executions only (not command_runner::start); setting both is an invalid argument.
+    int stdin_fd = -1;
     /// Called with each chunk of output as it arrives, on the execution's strand.
     output_callback on_output;
     /// The working directory, relative to where commands start (the base dir on the host

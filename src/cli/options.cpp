@@ -457,7 +457,7 @@ One command (the default mode):
                            start_error, driver, caps: what the driver enforces) instead
                            of streaming the output; bytes that are not UTF-8 show as U+FFFD
   --no-stdin               do not pass stdin on; otherwise, when stdin is not a terminal,
-                           it is read to its end and given to the command
+                           it is the command's stdin, read by the command as it comes
   The command's output is written to stdout and stderr as it comes. SIGINT, SIGTERM and
   SIGHUP stop the command (its whole process tree) and sandbox-run exits 128+signal.
   When sandbox-run ends the command (a timeout, the memory limit), one line on stderr

@@ -13,6 +13,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -64,17 +65,9 @@ void say_why_ended(const options& o, const execution_policy& p, const exec_resul
 
 int run_single(const options& o, const execution_policy& policy)
 {
-    std::optional<std::string> input;
-    if (!o.no_stdin && !is_terminal(STDIN_FILENO)) {
-        try {
-            input = read_all(STDIN_FILENO);
-        } catch (const std::system_error& e) {
-            if (e.code().value() != EBADF) {  // a closed stdin is simply no input
-                say(std::string("cannot read stdin: ") + e.code().message());
-                return exit_status::sandbox_failed;
-            }
-        }
-    }
+    // stdin goes to the command as it is, read by the command as it comes: nothing is
+    // buffered here, and the timeout runs from the start.
+    const bool pass_stdin = !o.no_stdin && !is_terminal(STDIN_FILENO) && ::fcntl(STDIN_FILENO, F_GETFD) >= 0;
 
     driver_options dopts;
     if (o.image) dopts.image = *o.image;
@@ -105,7 +98,10 @@ int run_single(const options& o, const execution_policy& policy)
 
     std::exception_ptr error;
     exec_result result;
-    asio::co_spawn(ctx, runner->execute(o.command, std::move(input), std::move(stream)),
+    exec_options eo;
+    eo.stdin_fd = pass_stdin ? STDIN_FILENO : -1;
+    eo.on_output = std::move(stream);
+    asio::co_spawn(ctx, runner->execute(o.command, std::move(eo)),
                    asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, exec_result r) {
                        error = e;
                        result = std::move(r);

@@ -51,7 +51,7 @@ private:
         // base dir; only a path that leaves the base dir is refused here.
         auto cwd = policy_.base_dir() / fenced_cwd(policy_.base_dir(), o.cwd, "host process", true);
         return launch_plan{.argv = std::move(argv), .env = env_strings(with_extra_env(child_environment(policy_), o.env)),
-                           .cwd = std::move(cwd)};
+                           .cwd = std::move(cwd), .stdin_fd = o.stdin_fd};
     }
 
     execution_policy policy_;

@@ -152,6 +152,7 @@ public:
         } catch (...) {
             return complete_later(ex, std::move(h), std::current_exception());
         }
+        plan.stdin_fd = o.stdin_fd;
         start_process(std::move(ex), std::move(plan), limits_for(policy_, options_, o), std::move(o.stdin_data),
                       std::move(o.on_output), std::move(h));
     }

@@ -120,6 +120,7 @@ private:
             .env = plan_.cleanup_argv.empty() ? std::move(plan_.env) : plan_.env,  // the removal needs it too
             .cwd = std::move(plan_.cwd),
             .stdin_socket = stdin_ && !stdin_->empty(),
+            .stdin_fd = plan_.stdin_fd,
             .open_pidfd = limits_.timing.exit_watch_delay.count() <= 0});
         child_pipes pipes;
         std::string what;

@@ -29,6 +29,7 @@ struct launch_plan {
     std::vector<std::string> argv;  ///< argv[0] without a slash is looked up on the parent's PATH
     std::vector<std::string> env;   ///< "NAME=value", the launched program's whole environment
     std::filesystem::path cwd;      ///< empty: the parent's
+    int stdin_fd = -1;              ///< exec_options::stdin_fd: the launched program's stdin as it is
     /// Prefix of the message when the program cannot be started, e.g. "Failed to start docker".
     std::string failure_prefix = "Failed to start host process";
     /// true: a start failure completes with launch_error; false: with a 127 result whose

@@ -126,6 +126,14 @@ std::error_code validate(const spawn_request& req, std::string& what)
         what = "the working directory contains a NUL byte";
         return invalid;
     }
+    if (req.stdin_fd >= 0 && req.stdin_socket) {
+        what = "both stdin_data and stdin_fd are set (give one)";
+        return invalid;
+    }
+    if (req.stdin_fd >= 0 && ::fcntl(req.stdin_fd, F_GETFD) < 0) {
+        what = "stdin_fd " + std::to_string(req.stdin_fd) + " is not an open descriptor";
+        return {errno, std::system_category()};
+    }
     return {};
 }
 
@@ -147,6 +155,13 @@ std::error_code prepare_spawn(const spawn_request& req, child_pipes& p, std::str
     if ((ec = make_pipe(p.stdout_r, p.stdout_child)) || (ec = make_pipe(p.stderr_r, p.stderr_child)) ||
         (req.stdin_socket && (ec = make_stdin_socket(p.stdin_child, p.stdin_w))))
         what = "cannot create pipes";
+    else if (req.stdin_fd >= 0) {
+        p.stdin_child.reset(::fcntl(req.stdin_fd, F_DUPFD_CLOEXEC, 3));
+        if (!p.stdin_child) {
+            ec = {errno, std::system_category()};
+            what = "cannot copy stdin_fd";
+        }
+    }
     // Our ends are made non-blocking by Asio when it first waits on them.
     return ec;
 }

@@ -29,6 +29,8 @@ struct spawn_request {
     /// a socket rather than a pipe because sending on it never raises SIGPIPE in the parent.
     /// false: stdin is /dev/null (EOF at once).
     bool stdin_socket = false;
+    /// >= 0 (and no stdin_socket): the child's stdin is a copy of this descriptor.
+    int stdin_fd = -1;
     /// Open a pidfd for the child right away (else the caller may open one later: the child
     /// cannot be reaped by anyone else, so its pid keeps naming it).
     bool open_pidfd = true;

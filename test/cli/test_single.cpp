@@ -237,6 +237,34 @@ BOOST_AUTO_TEST_CASE(stdin_is_passed_through_unless_no_stdin)
     BOOST_TEST(e.out.empty());
 }
 
+BOOST_AUTO_TEST_CASE(stdin_streams_as_it_comes_and_the_timeout_runs_from_the_start)
+{
+    temp_dir dir;
+    // A writer that says one line and then stays: the command reads the line and ends, and
+    // so does the tool, long before the writer would close.
+    const auto script = "mkfifo f; (echo first; sleep 6) > f & w=$!; s=$(date +%s%N); " + tool() +
+                        " -- head -1 < f; echo status=$?; e=$(date +%s%N); echo ms=$(( (e - s) / 1000000 )); kill $w";
+    cli_options o;
+    o.cwd = dir.path;
+    auto r = run_cli({"sh", "-c", script}, o);
+    const auto lines = lines_of(r.out);
+    BOOST_TEST_REQUIRE(lines.size() == 3u, r.out << r.err);
+    BOOST_TEST(lines[0] == "first");
+    BOOST_TEST(lines[1] == "status=0");
+    BOOST_TEST(std::stoi(lines[2].substr(3)) < 4000, lines[2]);
+
+    // The timeout counts from the start, not from the end of the input.
+    const auto timed = "mkfifo g; (sleep 6; echo late) > g & w=$!; " + tool() +
+                       " --timeout 0.5 -- cat < g; echo status=$?; kill $w";
+    r = run_cli({"sh", "-c", timed}, o);
+    BOOST_TEST(r.out == "status=124\n", r.out << r.err);
+    BOOST_TEST(r.err.find("timed out after 0.5 s (wall; --timeout)") != std::string::npos, r.err);
+
+    // An endless writer: memory stays bounded, the command ends, the tool too.
+    r = run_cli({"sh", "-c", "yes | " + tool() + " -- head -c 5; echo; echo status=$?"});
+    BOOST_TEST(r.out == "y\ny\ny\nstatus=0\n", r.out << r.err);
+}
+
 BOOST_AUTO_TEST_CASE(env_flags_set_the_commands_environment)
 {
     cli_options o;

@@ -10,6 +10,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 
 using namespace sandbox;
 using namespace sandbox::test;
@@ -123,6 +128,77 @@ BOOST_AUTO_TEST_CASE(stdin_is_delivered_then_eof)
     BOOST_TEST(none.success());
     BOOST_TEST(none.out.empty());
     BOOST_TEST(run({"cat"}, std::string()).success());
+}
+
+namespace {
+
+// Runs argv with exec_options on a fresh io_context, as run_sync does with the older shape.
+exec_result run_with(command_runner& r, std::vector<std::string> argv, exec_options o)
+{
+    asio::io_context ctx;
+    auto f = asio::co_spawn(ctx, r.execute(std::move(argv), std::move(o)), asio::use_future);
+    ctx.run();
+    return f.get();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_stdin_descriptor_is_read_as_it_comes)
+{
+    int p[2];
+    BOOST_TEST_REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+    // The writer keeps its end open: the command must not wait for EOF, nor the call for it.
+    std::thread writer([fd = p[1]] {
+        std::this_thread::sleep_for(200ms);
+        BOOST_TEST(::write(fd, "first\nsecond\n", 13) == 13);
+    });
+    auto r = runner();
+    exec_options o;
+    o.stdin_fd = p[0];
+    const auto start = std::chrono::steady_clock::now();
+    const auto res = run_with(*r, {"head", "-1"}, o);
+    writer.join();
+    BOOST_TEST(res.success(), res.err);
+    BOOST_TEST(res.out == "first\n");
+    BOOST_TEST(seconds(std::chrono::steady_clock::now() - start) < 5.0);
+    // Still ours, and still open: the library only copied it.
+    BOOST_TEST(::fcntl(p[0], F_GETFD) >= 0);
+    ::close(p[0]);
+    ::close(p[1]);
+}
+
+BOOST_AUTO_TEST_CASE(with_a_stdin_descriptor_the_timeout_runs_from_the_start)
+{
+    int p[2];
+    BOOST_TEST_REQUIRE(::pipe2(p, O_CLOEXEC) == 0);  // nothing is ever written, nor closed
+    policy = policy.with_timeout(300ms);
+    auto r = runner();
+    exec_options o;
+    o.stdin_fd = p[0];
+    const auto res = run_with(*r, {"cat"}, o);
+    BOOST_TEST(res.timed_out);
+    BOOST_TEST(res.exit_code == exit_codes::timeout);
+    BOOST_TEST(seconds(res.duration) < 5.0);
+    o.stdin_fd = p[0];
+    BOOST_TEST(run_with(*r, child_args({"print-fds"}), o).out == "0 1 2\n");
+    ::close(p[0]);
+    ::close(p[1]);
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_stdin_descriptor_is_a_start_failure_that_says_so)
+{
+    auto r = runner();
+    exec_options o;
+    o.stdin_fd = 1000;  // not open
+    auto res = run_with(*r, {"cat"}, o);
+    BOOST_TEST(res.exit_code == exit_codes::command_not_found);
+    BOOST_TEST(!!res.start_error);
+    BOOST_TEST(res.err.find("stdin_fd 1000 is not an open descriptor") != std::string::npos, res.err);
+    o.stdin_fd = 0;
+    o.stdin_data = "x";
+    res = run_with(*r, {"cat"}, o);
+    BOOST_TEST(!!res.start_error);
+    BOOST_TEST(res.err.find("both stdin_data and stdin_fd") != std::string::npos, res.err);
 }
 
 BOOST_AUTO_TEST_CASE(eight_mib_round_trip_through_cat)
