@@ -122,9 +122,11 @@ class batch_run {
 public:
     batch_run(const options& o, const execution_policy& policy, int in_fd, bool own_in, int out_fd, resumed_ids resumed)
         : o_(o),
+          writer_fd_(out_fd),
           policy_(policy),
           source_(ctx_.get_executor(), in_fd, own_in, o.max_line),
-          writer_(out_fd, max_pending_bytes, [this] { asio::post(ctx_, [this] { writer_changed(); }); }),
+          writer_(out_fd, max_pending_bytes, [this] { asio::post(ctx_, [this] { writer_changed(); }); },
+                  shares_terminal(o, out_fd) ? &terminal_ : nullptr),
           room_(ctx_),
           workers_(o.jobs.value_or(default_jobs())),
           cancel_(std::make_unique<asio::cancellation_signal[]>(workers_)),
@@ -154,7 +156,8 @@ public:
         const auto start = clock::now();
         std::optional<progress_display> progress;
         if (show_progress_) {
-            progress.emplace(ctx_.get_executor(), counts_, source_.count_all(), start);
+            progress.emplace(ctx_.get_executor(), counts_, source_.count_all(), start,
+                             shares_terminal(o_, writer_fd_) ? &terminal_ : nullptr);
             progress->start();
         }
         // Keeps the run going after the workers, until the writer is done.
@@ -221,6 +224,12 @@ public:
     }
 
 private:
+    // The results go to the terminal that shows the progress line.
+    static bool shares_terminal(const options& o, int out_fd)
+    {
+        return o.progress.value_or(is_terminal(STDERR_FILENO)) && is_terminal(out_fd) && is_terminal(STDERR_FILENO);
+    }
+
     static unsigned default_jobs()
     {
         const unsigned n = std::thread::hardware_concurrency();
@@ -512,6 +521,8 @@ private:
 
     const options& o_;
     batch_counts counts_;  // before ctx_: a job's coroutine frame counts it when destroyed
+    shared_terminal terminal_;  // before writer_, which uses it
+    int writer_fd_;
     asio::io_context ctx_{1};
     execution_policy policy_;
     line_source source_;

@@ -41,9 +41,17 @@ void to_stderr(const std::string& s) noexcept
 
 }  // namespace
 
+void shared_terminal::clear_line() noexcept
+{
+    if (!line_shown) return;
+    to_stderr("\r\033[K");
+    line_shown = false;
+}
+
 progress_display::progress_display(boost::asio::any_io_executor ex, const batch_counts& counts,
-                                   std::optional<std::uint64_t> total, clock::time_point start)
-    : timer_(std::move(ex)), counts_(counts), total_(total), start_(start)
+                                   std::optional<std::uint64_t> total, clock::time_point start,
+                                   shared_terminal* terminal)
+    : timer_(std::move(ex)), counts_(counts), total_(total), start_(start), terminal_(terminal)
 {
 }
 
@@ -64,8 +72,14 @@ std::string progress_display::render(const batch_counts& c, std::optional<std::u
     } else {
         s += std::to_string(done) + " done";
     }
+    // The same counts, in the same words, as the summary.
     s += ", " + std::to_string(c.running) + " running";
-    s += ", " + std::to_string(c.failures()) + " failed";
+    s += ", " + std::to_string(c.succeeded) + " succeeded";
+    s += ", " + std::to_string(c.failed) + " failed";
+    s += ", " + std::to_string(c.timed_out) + " timed out";
+    if (c.errors > 0) s += ", " + std::to_string(c.errors) + " errors";
+    if (c.cancelled > 0) s += ", " + std::to_string(c.cancelled) + " cancelled";
+    if (c.skipped > 0) s += ", " + std::to_string(c.skipped) + " skipped";
     s += ", " + fixed(rate, 1) + " jobs/s";
     if (total && *total > done) {
         s += ", ETA ";
@@ -85,11 +99,18 @@ void progress_display::tick()
     if (!running_) return;
     const double elapsed = std::chrono::duration<double>(clock::now() - start_).count();
     auto line = render(counts_, total_, elapsed);
-    if (line != last_) {
+    std::unique_lock<std::mutex> lock;
+    if (terminal_) {
+        lock = std::unique_lock(terminal_->mutex, std::try_to_lock);
+        if (lock && !terminal_->line_shown) last_.clear();  // a result was written over it
+    }
+    if ((!terminal_ || lock) && line != last_) {
         // "\r", the line, then clear whatever a longer previous line left.
         to_stderr("\r" + line + "\033[K");
         last_ = std::move(line);
+        if (terminal_) terminal_->line_shown = true;
     }
+    if (lock) lock.unlock();
     timer_.expires_after(redraw_interval);
     timer_.async_wait([this](const boost::system::error_code& ec) {
         if (!ec) tick();
@@ -101,6 +122,11 @@ void progress_display::stop()
     if (!running_) return;
     running_ = false;
     timer_.cancel();
+    if (terminal_) {
+        // Held by the writer: it clears the line before its write, and nothing drew since.
+        if (std::unique_lock lock(terminal_->mutex, std::try_to_lock); lock) terminal_->clear_line();
+        return;
+    }
     if (!last_.empty()) to_stderr("\r\033[K");
 }
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -65,13 +66,26 @@ private:
     batch_counts* counts_;
 };
 
+/// The terminal that shows both the progress line (stderr, drawn on the io thread) and the
+/// results (stdout, written on the writer's thread): a result is written only with the
+/// progress line cleared, so the two never mix on one line. The io thread only ever
+/// try_locks: a terminal that stalls the writer skips redraws instead of holding up the jobs.
+struct shared_terminal {
+    std::mutex mutex;
+    bool line_shown = false;  ///< under mutex: the progress line is on the screen
+
+    /// Clears the progress line if it is shown; call with mutex held.
+    void clear_line() noexcept;
+};
+
 /// Redraws one `\r` line on stderr at most ten times a second while a batch runs.
 class progress_display {
 public:
     using clock = std::chrono::steady_clock;
 
+    /// `terminal`: set when the results go to the same terminal (not owned; outlives this).
     progress_display(boost::asio::any_io_executor ex, const batch_counts& counts, std::optional<std::uint64_t> total,
-                     clock::time_point start);
+                     clock::time_point start, shared_terminal* terminal = nullptr);
     void start();
     /// Stops redrawing and clears the line.
     void stop();
@@ -88,6 +102,7 @@ private:
     clock::time_point start_;
     std::string last_;
     bool running_ = false;
+    shared_terminal* terminal_ = nullptr;
 };
 
 /// What was not run when a batch stopped early.

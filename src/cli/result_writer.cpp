@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "result_writer.hpp"
 
+#include "progress.hpp"
+
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,8 +18,8 @@
 
 namespace sandbox::cli {
 
-result_writer::result_writer(int fd, std::size_t limit, std::function<void()> notify)
-    : fd_(fd), limit_(limit), notify_(std::move(notify))
+result_writer::result_writer(int fd, std::size_t limit, std::function<void()> notify, shared_terminal* terminal)
+    : fd_(fd), limit_(limit), notify_(std::move(notify)), terminal_(terminal)
 {
     struct stat st {};
     whole_writes_ = ::fstat(fd_, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
@@ -118,7 +120,14 @@ void result_writer::run()
         std::string line = std::move(queue_.front());
         queue_.pop_front();
         lock.unlock();
-        const int err = write_line(line);
+        int err = 0;
+        if (terminal_) {
+            std::lock_guard screen(terminal_->mutex);
+            terminal_->clear_line();
+            err = write_line(line);
+        } else {
+            err = write_line(line);
+        }
         lock.lock();
         const bool was_full = pending_ >= limit_;
         pending_ -= line.size();

@@ -17,6 +17,8 @@
 
 namespace sandbox::cli {
 
+struct shared_terminal;
+
 class result_writer {
 public:
     /// Writes lines to `fd` (not owned) in the order they are pushed, each one as soon as the
@@ -25,7 +27,9 @@ public:
     /// when the writer has finished (after close(), a failure or abort()); it must only hand
     /// the news to the thread that owns the writer (e.g. post to its io_context), which then
     /// looks at full(), error() and finished().
-    result_writer(int fd, std::size_t limit, std::function<void()> notify);
+    /// `terminal` (not owned; outlives the writer): the results share a terminal with the
+    /// progress line, which is cleared before each result.
+    result_writer(int fd, std::size_t limit, std::function<void()> notify, shared_terminal* terminal = nullptr);
     /// Aborts and waits for the thread.
     ~result_writer();
     result_writer(const result_writer&) = delete;
@@ -56,6 +60,7 @@ private:
     int fd_;
     std::size_t limit_;
     std::function<void()> notify_;
+    shared_terminal* terminal_ = nullptr;
     bool whole_writes_ = false;  // a regular file or block device: no need to write in small pieces
     int wake_fd_ = -1;           // an eventfd that abort() makes readable
 

@@ -79,6 +79,29 @@ std::string str(const json::value& v) { return std::string(v.as_string()); }
 
 BOOST_FIXTURE_TEST_SUITE(cli_batch, batch_fixture)
 
+BOOST_AUTO_TEST_CASE(on_one_terminal_the_progress_line_is_cleared_before_each_result)
+{
+    std::vector<std::string> lines;
+    for (int i = 0; i < 40; ++i) lines.push_back(job({"sh", "-c", "sleep 0.0" + std::to_string(i % 10) + "; echo " + std::to_string(i)}));
+    write_jobs(lines);
+    // script(1) gives the tool a terminal for stdout and stderr both.
+    auto r = run_cli({"script", "-qec", tool() + " --batch " + jobs.string() + " -j4 --progress", "/dev/null"});
+    BOOST_TEST(r.code == 0, r.out << r.err);
+    BOOST_TEST(r.out.find("running, ") != std::string::npos, "no progress line shown");
+    BOOST_TEST(r.out.find(" succeeded, 0 failed, 0 timed out") != std::string::npos, r.out);
+    int results = 0;
+    for (auto line : lines_of(r.out)) {
+        if (line.ends_with('\r')) line.pop_back();  // the terminal's newline is "\r\n"
+        // What the terminal shows of the line: after the last carriage return, less the erasures.
+        auto shown = line.substr(line.rfind('\r') == std::string::npos ? 0 : line.rfind('\r') + 1);
+        for (auto pos = shown.find("\033[K"); pos != std::string::npos; pos = shown.find("\033[K"))
+            shown.erase(pos, 3);
+        if (shown.starts_with("{\"id\"")) ++results;
+        else BOOST_TEST((shown.empty() || shown.starts_with("sandbox-run: ")), "a line mixes progress and results: " << line);
+    }
+    BOOST_TEST(results == 40);
+}
+
 BOOST_AUTO_TEST_CASE(each_job_gives_one_result_line_with_its_id_and_line)
 {
     write_jobs({job({"echo", "one"}, R"("id":"first")"), job({"sh", "-c", "echo two >&2"}, R"("id":2)"),
