@@ -79,6 +79,13 @@ public:
     /// or when the runner has no processes (the default).
     virtual process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& options);
     process start(asio::any_io_executor ex, std::vector<std::string> argv);
+
+    /// What execute() would start for argv, without starting anything: a dry run. The
+    /// isolating drivers prepare a run as execute() does (work dir, cgroups, the tool's
+    /// checks, so a missing tool throws launch_error here too) and release it at once, so
+    /// this blocks: never call it on an io thread. The work dir's name differs from run to run.
+    virtual launch_preview preview(std::vector<std::string> argv, const exec_options& options) const;
+    launch_preview preview(std::vector<std::string> argv) const;
 };
 
 /// A runner for `d`. Never throws because a driver binary is missing; execute() does.

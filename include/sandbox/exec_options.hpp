@@ -7,10 +7,21 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sandbox {
+
+/// What a runner starts for a command: the program's real command line (for the isolating
+/// drivers the tool's or the engine client's, with the command at its end), its whole
+/// environment and its working directory.
+struct launch_preview {
+    std::vector<std::string> argv;
+    std::vector<std::string> env;  ///< "NAME=value"
+    std::filesystem::path cwd;
+};
 
 /// What may differ between two executions under one policy.
 struct exec_options {
@@ -35,6 +46,9 @@ struct exec_options {
     env_list env;
     /// This execution's wall timeout instead of the policy's; sandbox::no_timeout for none.
     std::optional<std::chrono::milliseconds> timeout;
+    /// Called once, just before the spawn, with what is started (for logs, `sandbox-run -v`).
+    /// What it throws ends the execution before anything starts, with that exception.
+    std::function<void(const launch_preview&)> on_launch;
 };
 
 }  // namespace sandbox

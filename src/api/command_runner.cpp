@@ -23,6 +23,17 @@ process command_runner::start(asio::any_io_executor ex, std::vector<std::string>
     return start(std::move(ex), std::move(argv), exec_options{});
 }
 
+launch_preview command_runner::preview(std::vector<std::string>, const exec_options&) const
+{
+    throw launch_error(make_error_code(boost::system::errc::operation_not_supported),
+                       "this runner cannot tell what it would start");
+}
+
+launch_preview command_runner::preview(std::vector<std::string> argv) const
+{
+    return preview(std::move(argv), exec_options{});
+}
+
 asio::awaitable<exec_result> command_runner::execute(std::vector<std::string> argv, exec_options options)
 {
     auto ex = co_await asio::this_coro::executor;

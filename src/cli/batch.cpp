@@ -73,6 +73,18 @@ using resumed_ids = std::unordered_map<std::string, bool>;
 
 std::string id_key(const boost::json::value& id) { return serialize_json(id); }
 
+// A result line's id, unless the line is no result: not one of ours, or a job a stop
+// cancelled, which --resume runs again like one never started.
+const boost::json::value* finished_id(const boost::json::value& v)
+{
+    const auto* obj = v.if_object();
+    const auto* id = obj ? obj->if_contains("id") : nullptr;
+    if (!id) return nullptr;
+    if (const auto* e = obj->if_contains("error"); e && e->is_string() && e->get_string().starts_with("cancelled"))
+        return nullptr;
+    return id;
+}
+
 // Reads the results of an earlier run, a line at a time; a line that is not a result (a
 // torn or foreign line) is passed over.
 resumed_ids read_resume_file(const std::string& name)
@@ -84,10 +96,9 @@ resumed_ids read_resume_file(const std::string& name)
     while (std::getline(in, text)) {
         boost::system::error_code ec;
         const auto v = boost::json::parse(text, ec);
-        const auto* obj = ec ? nullptr : v.if_object();
-        const auto* id = obj ? obj->if_contains("id") : nullptr;
+        const auto* id = ec ? nullptr : finished_id(v);
         if (!id) continue;
-        const auto* ok = obj->if_contains("success");
+        const auto* ok = v.get_object().if_contains("success");
         auto& succeeded = ids[id_key(*id)];
         succeeded = succeeded || (ok && ok->is_bool() && ok->get_bool());
     }
@@ -95,18 +106,6 @@ resumed_ids read_resume_file(const std::string& name)
     return ids;
 }
 
-std::string shell_quote(std::string_view s)
-{
-    if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,@%+-") ==
-                          std::string_view::npos)
-        return std::string(s);
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
 
 void say_line(const std::string& s) noexcept
 {
@@ -633,15 +632,14 @@ void keep_resumed_results(const options& o, const resumed_ids& resumed, const ou
     std::ifstream in(*o.resume_file);
     std::string text, kept;
     while (std::getline(in, text)) {
-        if (o.resume_failed) {  // a failed job's result goes: the job runs again
-            boost::system::error_code ec;
-            const auto v = boost::json::parse(text, ec);
-            const auto* obj = ec ? nullptr : v.if_object();
-            const auto* id = obj ? obj->if_contains("id") : nullptr;
-            if (id) {
-                const auto it = resumed.find(id_key(*id));
-                if (it != resumed.end() && !it->second) continue;
-            }
+        // A cancelled job's line goes, and with --resume-failed a failed one's: those jobs run again.
+        boost::system::error_code ec;
+        const auto v = boost::json::parse(text, ec);
+        if (!ec && v.is_object() && v.get_object().contains("id")) {
+            const auto* id = finished_id(v);
+            if (!id) continue;
+            const auto it = resumed.find(id_key(*id));
+            if (o.resume_failed && it != resumed.end() && !it->second) continue;
         }
         kept += text;
         kept += '\n';

@@ -50,4 +50,17 @@ void ensure_descriptor_limit(unsigned long wanted) noexcept
     }
 }
 
+std::string shell_quote(std::string_view s)
+{
+    if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,@%+-") ==
+                          std::string_view::npos)
+        return std::string(s);
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
+
 }  // namespace sandbox::cli

@@ -23,6 +23,9 @@ void write_all(int fd, std::string_view data);
 /// Reads `fd` to its end. Throws std::system_error.
 std::string read_all(int fd);
 
+/// `s` as one word for sh: as it is when plain, else in single quotes.
+std::string shell_quote(std::string_view s);
+
 /// True when `fd` is open and a terminal.
 bool is_terminal(int fd) noexcept;
 

@@ -206,6 +206,8 @@ const option_spec option_table[] = {
     {"keep-order", 'k', arity::flag, true, [](options& o, auto, auto) { o.keep_order = true; }},
     {"lock-policy", 0, arity::flag, true, [](options& o, auto, auto) { o.lock_policy = true; }},
     {"strict", 0, arity::flag, false, [](options& o, auto, auto) { o.strict = true; }},
+    {"dry-run", 0, arity::flag, false, [](options& o, auto, auto) { o.dry_run = true; }},
+    {"verbose", 'v', arity::flag, false, [](options& o, auto, auto) { o.verbose = true; }},
     {"max-line", 0, arity::value, true,
      [](options& o, auto f, auto v) {
          o.max_line = size_value(f, v);
@@ -330,7 +332,7 @@ options parse_options(const std::vector<std::string_view>& args)
             value = args[++i];
         }
         if (spec->batch_only && batch_only_flag.empty()) batch_only_flag = spec->name;
-        if ((spec->name == "json" || spec->name == "no-stdin") && single_only_flag.empty())
+        if ((spec->name == "json" || spec->name == "no-stdin" || spec->name == "dry-run") && single_only_flag.empty())
             single_only_flag = spec->name;
         spec->apply(o, flag, value.value_or(std::string_view{}));
         if (o.mode == run_mode::help || o.mode == run_mode::version) return o;
@@ -446,6 +448,10 @@ Policy (the --policy file is loaded first, then the flags override it):
                            (default 1M, at least 1K); streamed output is never cut
   --stderr-cap SIZE        the same for stderr
   --show-policy            print the resulting policy as JSON and exit
+  --dry-run                print what the driver would start (the real command line,
+                           environment and working directory) and start nothing; as
+                           one JSON object with --json
+  -v, --verbose            print what starts on stderr first (each job's, in a batch)
   --strict                 a setting given that the driver does not enforce (--memory,
                            --disk, --no-network, --ro/--rw on host) is an error, exit 125;
                            without it, one warning line each on stderr
@@ -485,8 +491,9 @@ Batch:
   --halt WHEN              never (default), now,fail=N or soon,fail=N: after N failed
                            jobs start no more; now also cancels the running ones
   --resume RESULTS         skip the jobs whose id has a result in RESULTS (the -o file
-                           of an earlier run); with -o the same file, its results stay
-                           and the new ones are added; ids must be unique
+                           of an earlier run; a cancelled job has none and runs again);
+                           with -o the same file, its results stay and the new ones are
+                           added; ids must be unique
   --resume-failed          with --resume: run again the jobs whose result failed
   --lock-policy            a job line may only tighten the policy (shorter timeouts,
                            less memory, disk or output, network off, fewer paths) and

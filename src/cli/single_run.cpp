@@ -11,6 +11,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/json/value_from.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <fcntl.h>
@@ -61,6 +62,35 @@ void say_why_ended(const options& o, const execution_policy& p, const exec_resul
     }
 }
 
+std::string one_line(const launch_preview& p)
+{
+    std::string s;
+    for (const auto& a : p.argv) s += (s.empty() ? "" : " ") + shell_quote(a);
+    return s;
+}
+
+// --dry-run: what would start, and nothing started.
+int print_dry_run(const options& o, const command_runner& runner)
+{
+    const auto p = runner.preview(o.command);
+    std::string text;
+    if (o.json) {
+        boost::json::object obj;
+        obj["driver"] = to_string(o.driver);
+        obj["argv"] = boost::json::value_from(p.argv);
+        obj["env"] = boost::json::value_from(p.env);
+        obj["cwd"] = p.cwd.string();
+        text = serialize_json(obj) + "\n";
+    } else {
+        text = "# the " + std::string(to_string(o.driver)) + " driver would start this (nothing was started):\n";
+        text += "cwd:  " + shell_quote(p.cwd.string()) + "\n";
+        for (const auto& e : p.env) text += "env:  " + shell_quote(e) + "\n";
+        text += "argv: " + one_line(p) + "\n";
+    }
+    write_all(STDOUT_FILENO, text);
+    return exit_status::ok;
+}
+
 }  // namespace
 
 int run_single(const options& o, const execution_policy& policy)
@@ -80,6 +110,7 @@ int run_single(const options& o, const execution_policy& policy)
         }
         say("warning: " + what);
     }
+    if (o.dry_run) return print_dry_run(o, *runner);
 
     asio::io_context ctx;
     asio::cancellation_signal cancel;
@@ -101,6 +132,11 @@ int run_single(const options& o, const execution_policy& policy)
     exec_options eo;
     eo.stdin_fd = pass_stdin ? STDIN_FILENO : -1;
     eo.on_output = std::move(stream);
+    if (o.verbose)
+        eo.on_launch = [&](const launch_preview& p) {
+            say("starting (" + std::string(to_string(o.driver)) + " driver, in " + shell_quote(p.cwd.string()) +
+                "): " + one_line(p));
+        };
     asio::co_spawn(ctx, runner->execute(o.command, std::move(eo)),
                    asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, exec_result r) {
                        error = e;

@@ -35,9 +35,17 @@ public:
         } catch (...) {
             return complete_later(ex, std::move(h), std::current_exception());
         }
+        plan.on_launch = std::move(o.on_launch);
         start_process(std::move(ex), std::move(plan), limits_for(policy_, options_, o), std::move(o.stdin_data),
                       std::move(o.on_output), std::move(h));
     }
+
+    launch_preview preview(std::vector<std::string> argv, const exec_options& o) const override
+    {
+        auto plan = make_plan(std::move(argv), o);
+        return {std::move(plan.argv), std::move(plan.env), std::move(plan.cwd)};
+    }
+    using command_runner::preview;
 
     process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& o) override
     {

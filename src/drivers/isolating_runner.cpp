@@ -153,6 +153,7 @@ public:
             return complete_later(ex, std::move(h), std::current_exception());
         }
         plan.stdin_fd = o.stdin_fd;
+        plan.on_launch = std::move(o.on_launch);
         start_process(std::move(ex), std::move(plan), limits_for(policy_, options_, o), std::move(o.stdin_data),
                       std::move(o.on_output), std::move(h));
     }
@@ -161,6 +162,14 @@ public:
     {
         return start_long_lived(std::move(ex), plan_for(argv, o), limits_for(policy_, options_, o));
     }
+
+    launch_preview preview(std::vector<std::string> argv, const exec_options& o) const override
+    {
+        auto plan = plan_for(argv, o);
+        plan.cleanup();  // nothing ran: the work dir, cgroups and record go at once
+        return {std::move(plan.argv), std::move(plan.env), std::move(plan.cwd)};
+    }
+    using command_runner::preview;
 
 private:
     // The work dir and everything else one run owns, and the command line: released by the

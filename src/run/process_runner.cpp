@@ -115,6 +115,16 @@ private:
     void start()
     {
         if (machine_.cancelled()) return complete(aborted(), {});
+        if (plan_.on_launch) {
+            try {
+                plan_.on_launch(launch_preview{plan_.argv, plan_.env, plan_.cwd});
+            } catch (...) {  // nothing started: clean up what the driver prepared, then report it
+                stop_io();
+                return clean_up_async(strand_, plan_, false, [self = shared_from_this(), ep = std::current_exception()] {
+                    self->complete(ep, {});
+                });
+            }
+        }
         auto req = std::make_shared<spawn_request>(spawn_request{
             .argv = std::move(plan_.argv),
             .env = plan_.cleanup_argv.empty() ? std::move(plan_.env) : plan_.env,  // the removal needs it too

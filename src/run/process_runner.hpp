@@ -7,6 +7,7 @@
 #include "run/pending_handler.hpp"
 
 #include <sandbox/detail/config.hpp>
+#include <sandbox/exec_options.hpp>
 #include <sandbox/exec_result.hpp>
 #include <sandbox/output.hpp>
 #include <sandbox/process.hpp>
@@ -51,6 +52,8 @@ struct launch_plan {
     /// driver's tool's own failures from the command's; may throw launch_error, which the
     /// caller then gets instead.
     std::function<void(exec_result&)> check;
+    /// exec_options::on_launch: called on the strand just before the spawn.
+    std::function<void(const launch_preview&)> on_launch;
 };
 
 struct run_limits {
