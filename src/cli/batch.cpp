@@ -334,7 +334,15 @@ private:
                     argv = j.argv;
                     input = j.stdin_data;
                 }
-                result = co_await runner->execute(std::move(argv), std::move(input));
+                exec_options eo;
+                eo.stdin_data = std::move(input);
+                if (o_.verbose)
+                    eo.on_launch = [n = line.number](const launch_preview& p) {
+                        std::string cmd;
+                        for (const auto& a : p.argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
+                        say("line " + std::to_string(n) + ": starting: " + cmd);
+                    };
+                result = co_await runner->execute(std::move(argv), std::move(eo));
                 outcome = result->success() ? job_outcome::succeeded
                           : result->timed_out ? job_outcome::timed_out
                                               : job_outcome::failed;

@@ -265,6 +265,42 @@ BOOST_AUTO_TEST_CASE(stdin_streams_as_it_comes_and_the_timeout_runs_from_the_sta
     BOOST_TEST(r.out == "y\ny\ny\nstatus=0\n", r.out << r.err);
 }
 
+BOOST_AUTO_TEST_CASE(dry_run_prints_what_would_start_and_starts_nothing)
+{
+    temp_dir dir;
+    const auto marker = dir.path / "ran";
+    auto r = run_cli({"--dry-run", "-e", "GREETING=hi there", "--", "sh", "-c", "touch " + marker.string()});
+    BOOST_TEST(r.code == 0, r.err);
+    BOOST_TEST(!std::filesystem::exists(marker));
+    BOOST_TEST(r.out.find("the host driver would start this (nothing was started)") != std::string::npos, r.out);
+    BOOST_TEST(r.out.find("env:  'GREETING=hi there'\n") != std::string::npos, r.out);
+    BOOST_TEST(r.out.find("argv: sh -c 'touch " + marker.string() + "'\n") != std::string::npos, r.out);
+
+    r = run_cli({"--dry-run", "--json", "--", "echo", "a b"});
+    BOOST_TEST(r.code == 0, r.err);
+    auto o = parse_object(lines_of(r.out).at(0));
+    BOOST_TEST(o.at("driver").as_string() == "host");
+    BOOST_TEST(json::serialize(o.at("argv")) == R"(["echo","a b"])");
+    BOOST_TEST(o.at("env").is_array());
+    BOOST_TEST(o.at("cwd").is_string());
+
+    // A batch prints what each job starts with -v; --dry-run is for one command.
+    r = run_cli({"--dry-run", "--batch", "-"}, std::string("{\"argv\":[\"true\"]}\n"));
+    BOOST_TEST(r.code == 2);
+}
+
+BOOST_AUTO_TEST_CASE(verbose_prints_what_starts_before_it_runs)
+{
+    auto r = run_cli({"-v", "--", "echo", "a b"});
+    BOOST_TEST(r.code == 0);
+    BOOST_TEST(r.out == "a b\n");
+    BOOST_TEST(r.err.find("sandbox-run: starting (host driver, in ") != std::string::npos, r.err);
+    BOOST_TEST(r.err.find("): echo 'a b'\n") != std::string::npos, r.err);
+    r = run_cli({"-v", "--batch", "-"}, std::string("{\"argv\":[\"echo\",\"x y\"]}\n"));
+    BOOST_TEST(r.code == 0);
+    BOOST_TEST(r.err.find("sandbox-run: line 1: starting: echo 'x y'\n") != std::string::npos, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(env_flags_set_the_commands_environment)
 {
     cli_options o;

@@ -39,6 +39,29 @@ boost::system::error_code launch_code(const driver_env& e, exec_options o)
 
 BOOST_AUTO_TEST_SUITE(exec_options_on_isolating_drivers)
 
+BOOST_DATA_TEST_CASE(preview_is_the_real_command_line_and_leaves_nothing, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    const auto r = e.runner();
+    const auto p = r->preview({"sh", "-c", "echo previewed"});
+    BOOST_TEST_REQUIRE(p.argv.size() > 3u);
+    BOOST_TEST((std::vector<std::string>(p.argv.end() - 3, p.argv.end()) ==
+                std::vector<std::string>{"sh", "-c", "echo previewed"}));
+    BOOST_TEST(join(p.argv).find(to_string(d) == "bubblewrap" ? "bwrap" : std::string(to_string(d))) != std::string::npos,
+               join(p.argv));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));  // the work dir made for it is gone
+
+    // on_launch sees the command line that is started.
+    std::vector<std::string> started;
+    exec_options o;
+    o.on_launch = [&](const launch_preview& l) { started = l.argv; };
+    const auto res = run_with(e, {"sh", "-c", "echo previewed"}, std::move(o));
+    BOOST_TEST(res.out == "previewed\n", describe(res));
+    BOOST_TEST(started.size() == p.argv.size(), join(started));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
 BOOST_DATA_TEST_CASE(env_is_added_inside_and_blocked_names_still_removed, data::make(isolating_drivers), d)
 {
     SANDBOX_REQUIRE_DRIVER(d);

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -199,6 +200,35 @@ BOOST_AUTO_TEST_CASE(a_bad_stdin_descriptor_is_a_start_failure_that_says_so)
     res = run_with(*r, {"cat"}, o);
     BOOST_TEST(!!res.start_error);
     BOOST_TEST(res.err.find("both stdin_data and stdin_fd") != std::string::npos, res.err);
+}
+
+BOOST_AUTO_TEST_CASE(preview_and_on_launch_show_what_starts)
+{
+    temp_dir dir;
+    policy = execution_policy::in(dir.path).with_env({{"A", "1"}});
+    auto r = runner();
+    exec_options o;
+    o.env = {{"B", "2"}};
+    const auto p = r->preview({"sh", "-c", "touch ran"}, o);
+    BOOST_TEST((p.argv == std::vector<std::string>{"sh", "-c", "touch ran"}));
+    BOOST_TEST((std::find(p.env.begin(), p.env.end(), "A=1") != p.env.end()));
+    BOOST_TEST((std::find(p.env.begin(), p.env.end(), "B=2") != p.env.end()));
+    BOOST_TEST(std::filesystem::equivalent(p.cwd, dir.path));
+    BOOST_TEST(!std::filesystem::exists(dir.path / "ran"));
+
+    std::vector<launch_preview> seen;
+    o.on_launch = [&](const launch_preview& l) { seen.push_back(l); };
+    BOOST_TEST(run_with(*r, {"sh", "-c", "touch ran"}, o).success());
+    BOOST_TEST_REQUIRE(seen.size() == 1u);
+    BOOST_TEST((seen[0].argv == p.argv));
+    BOOST_TEST((seen[0].env == p.env));
+
+    // What on_launch throws ends the execution before anything starts.
+    std::filesystem::remove(dir.path / "ran");
+    o.on_launch = [](const launch_preview&) { throw std::runtime_error("not now"); };
+    BOOST_CHECK_EXCEPTION(run_with(*r, {"sh", "-c", "touch ran"}, o), std::runtime_error,
+                          [](const std::runtime_error& e) { return std::string(e.what()) == "not now"; });
+    BOOST_TEST(!std::filesystem::exists(dir.path / "ran"));
 }
 
 BOOST_AUTO_TEST_CASE(eight_mib_round_trip_through_cat)
