@@ -515,6 +515,32 @@ BOOST_AUTO_TEST_CASE(lock_policy_accepts_paths_within_the_command_lines_paths)
     BOOST_TEST(has(text_of(results["usr"].at("error")), "--lock-policy"), results["usr"]);
 }
 
+BOOST_AUTO_TEST_CASE(lock_policy_sees_through_path_tricks_and_keeps_every_limit_set)
+{
+    // A path is within /etc by its components, not by its spelling.
+    jobs_are({named("dotdot", {"true"}, R"("policy":{"readable_paths":["/etc/../usr"]})"),
+              named("prefix", {"true"}, R"("policy":{"readable_paths":["/etcetera"]})"),
+              named("relative", {"true"}, R"("policy":{"readable_paths":["etc"]})"),
+              named("write-etc", {"true"}, R"("policy":{"writable_paths":["/etc"]})"),
+              named("idle-longer", {"true"}, R"("policy":{"idle_timeout_seconds":100})"),
+              named("idle-off", {"true"}, R"("policy":{"idle_timeout_seconds":null})"),
+              named("disk-off", {"true"}, R"("policy":{"disk_limit":null})"),
+              named("disk-more", {"true"}, R"("policy":{"disk_limit":"1G"})"),
+              named("no-timeout", {"true"}, R"("policy":{"timeout_seconds":null})"),
+              named("more-output", {"true"}, R"("policy":{"stdout_limit_bytes":99999999})"),
+              named("idle-shorter", {"true"}, R"("policy":{"idle_timeout_seconds":0.5})"),
+              named("disk-less", {"true"}, R"("policy":{"disk_limit":"10M"})")});
+    auto r = run_jobs({"--ro", "/etc", "--idle-timeout", "1", "--disk", "100M", "--lock-policy", "-j", "4"});
+    BOOST_TEST(r.code == 1, r.err);
+    auto results = by_id(r.out);
+    BOOST_TEST_REQUIRE(results.size() == 12u);
+    for (auto& [id, o] : results) {
+        const bool tighter = id == "idle-shorter" || id == "disk-less";
+        BOOST_TEST(o.contains("error") == !tighter, id << ": " << o);
+        if (!tighter) BOOST_TEST(has(text_of(o.at("error")), "--lock-policy"), id << ": " << o);
+    }
+}
+
 // ---- --strict and warnings ---------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(an_unenforced_setting_warns_once_and_strict_refuses_it)
