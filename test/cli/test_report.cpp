@@ -170,20 +170,13 @@ BOOST_AUTO_TEST_CASE(summary_counts_times_and_one_row_per_slot)
     BOOST_TEST(last_err.empty(), last_err);
     BOOST_TEST(html.starts_with("<!DOCTYPE html>"));
     BOOST_TEST(html.find("</html>") != std::string::npos);
-    BOOST_TEST(summary(html, "jobs") == "6");
-    BOOST_TEST(summary(html, "succeeded") == "2");
-    BOOST_TEST(summary(html, "failed") == "1");
-    BOOST_TEST(summary(html, "timed out") == "1");
-    BOOST_TEST(summary(html, "errors") == "1");
-    BOOST_TEST(summary(html, "cancelled") == "1");
-    BOOST_TEST(summary(html, "wall time") == "3.000 s");
-    BOOST_TEST(summary(html, "jobs/s") == "2.0");
     // Only the jobs that ran to their end have durations: 0.4, 1, 1.5 and 2 s.
-    BOOST_TEST(summary(html, "total duration") == "4.900 s");
-    BOOST_TEST(summary(html, "mean") == "1.225 s");
-    BOOST_TEST(summary(html, "median") == "1.000 s");
-    BOOST_TEST(summary(html, "p95") == "2.000 s");
-    BOOST_TEST(summary(html, "most at once") == "3");
+    const std::vector<std::pair<std::string, std::string>> expected{
+        {"jobs", "6"},           {"succeeded", "2"},          {"failed", "1"},      {"timed out", "1"},
+        {"errors", "1"},         {"cancelled", "1"},          {"wall time", "3.000 s"}, {"jobs/s", "2.0"},
+        {"total duration", "4.900 s"}, {"mean", "1.225 s"},   {"median", "1.000 s"}, {"p95", "2.000 s"},
+        {"most at once", "3"}};
+    for (const auto& [name, value] : expected) BOOST_TEST(summary(html, name) == value, name);
     BOOST_TEST(count(html, "<g class=\"slot\">") == 3u);
     // Every job has a bar with a tooltip; a failure's tooltip says how it ended.
     BOOST_TEST(count(html, "<rect class=\"bar o") >= 6u);
