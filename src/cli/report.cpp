@@ -324,7 +324,8 @@ std::string take_line(report_data& d, const json::object& o)
 {
     job_record r;
     std::string detail;
-    if (const auto* line = o.if_contains("line"); line && number(line)) r.line = static_cast<std::uint64_t>(*number(line));
+    if (const auto line = number(o.if_contains("line")); line && *line >= 1 && *line < 1e18)
+        r.line = static_cast<std::uint64_t>(*line);
     if (const auto* id = o.if_contains("id")) {
         r.id = id->is_string() ? shorten(id->get_string(), 80) : shorten(json::serialize(*id), 80);
     } else {
@@ -341,7 +342,7 @@ std::string take_line(report_data& d, const json::object& o)
         const bool ok = success && success->is_bool() && success->get_bool();
         const bool late = timed_out && timed_out->is_bool() && timed_out->get_bool();
         r.kind = ok ? outcome::succeeded : late ? outcome::timed_out : outcome::failed;
-        const auto sig = number(o.if_contains("term_signal")).value_or(0);
+        const auto sig = std::clamp(number(o.if_contains("term_signal")).value_or(0), 0.0, 1024.0);
         if (late) {
             r.status = "timed out";
             if (const auto why = string_of(o.if_contains("timeout_reason"))) r.status += " (" + shorten(*why, 40) + ")";
@@ -371,7 +372,7 @@ std::string take_line(report_data& d, const json::object& o)
     // took says nothing about the commands.
     if (const auto dur = number(o.if_contains("duration")); dur && *dur >= 0) r.duration = *dur;
 
-    if (const auto attempts = number(o.if_contains("attempts")); attempts && *attempts >= 1) {
+    if (const auto attempts = number(o.if_contains("attempts")); attempts && *attempts >= 1 && *attempts < 1e9) {
         d.attempts_total += static_cast<std::uint64_t>(*attempts);
         if (*attempts > 1) ++d.retried;
     }
@@ -621,7 +622,7 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
                     for (std::size_t o = 0; o < outcome_count; ++o) n[o] += starts[row * strips + end][o];
                 }
                 std::string title = count_text(std::accumulate(n.begin(), n.end(), std::uint64_t{0})) +
-                                    " short jobs merged, " +
+                                    " jobs merged, " +
                                     fixed(static_cast<double>(k) * strip_width / chart_width * span, 3) + " s to " +
                                     fixed(static_cast<double>(end) * strip_width / chart_width * span, 3) + " s:";
                 for (std::size_t o = 0; o < outcome_count; ++o)
@@ -662,8 +663,9 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
 
     std::vector<std::string> notes;
     if (merged)
-        notes.push_back(count_text(bars) + " jobs are drawn as bars of their own; the " + count_text(merged) +
-                        " shorter ones are merged into strips of " + fixed(strip_width, 0) +
+        notes.push_back(count_text(bars) + " jobs are drawn as bars of their own; the other " + count_text(merged) +
+                        " (shorter than a strip, or beyond " + count_text(bar_budget) +
+                        " bars) are merged into strips of " + fixed(strip_width, 0) +
                         " px, each coloured by the outcome that filled it most.");
     if (hidden)
         notes.push_back("Only the first " + count_text(rows) + " of " + count_text(t.slots) + " slots are drawn: " +
@@ -858,7 +860,7 @@ std::string make_page(const report_data& d, const std::string& input_name, const
         row("wall time", seconds_text(wall));
         row("jobs/s", wall > 0 ? fixed(static_cast<double>(t.order.size()) / wall, 1) : "?");
         row("most at once", count_text(t.slots));
-    } else {
+    } else if (n > 0) {
         row("wall time", "? (needs started_at/ended_at)");
     }
     if (!durations.empty()) {

@@ -203,6 +203,15 @@ BOOST_AUTO_TEST_CASE(slots_are_the_most_jobs_at_once)
     const auto html = report();
     BOOST_TEST(summary(html, "most at once") == "5");
     BOOST_TEST(count(html, "<g class=\"slot\">") == 5u);
+
+    // Beyond 100 slots, the rest are left out, and the page says so.
+    lines.clear();
+    for (int i = 0; i < 150; ++i) lines.push_back(result(i, i + 1, 0.01 * i, 10, kind::ok));
+    write_results(lines);
+    const auto crowded = report();
+    BOOST_TEST(summary(crowded, "most at once") == "150");
+    BOOST_TEST(count(crowded, "<g class=\"slot\">") == 100u);
+    BOOST_TEST(crowded.find("Only the first 100 of 150 slots are drawn: 50 jobs") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(every_text_from_the_input_is_escaped)
@@ -354,7 +363,7 @@ BOOST_AUTO_TEST_CASE(many_jobs_make_a_bounded_page)
     BOOST_TEST(count(html, "<g class=\"slot\">") == 8u);
     BOOST_TEST(html.size() < 3u * 1024 * 1024, html.size());
     BOOST_TEST(count(html, "<rect class=\"bar o") < 12000u);
-    BOOST_TEST(html.find("shorter ones are merged") != std::string::npos);
+    BOOST_TEST(html.find("are merged into strips") != std::string::npos);
     BOOST_TEST(html.find("The first 100 of 2000") != std::string::npos);
     BOOST_TEST(count(html, "<td class=\"text\">boom</td>") == 100u);
     BOOST_TEST(took < (sanitized() ? 60 : 20), took);
