@@ -541,13 +541,13 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
     if (t.order.empty()) {
         p.add("<p class=\"note\">No timeline: ");
         p.add(d.jobs.empty() ? "there are no jobs." :
-                               "the result lines have no <code>started_at</code>/<code>ended_at</code> (written by "
-                               "newer versions of <code>sandbox-run --batch</code>), so the timeline needs them; "
-                               "the jobs are placed by duration only, below.");
+                               "it needs <code>started_at</code> and <code>ended_at</code> in the result lines, "
+                               "which these lack (an older <code>sandbox-run --batch</code> wrote them); the jobs "
+                               "are shown by duration only, below.");
         p.add("</p>\n");
         return;
     }
-    const std::size_t untimed = d.jobs.size() - t.order.size();
+    const std::size_t untimed = d.jobs.size() - t.order.size();  // lines of an older batch
     const double span = std::max(static_cast<double>(t.t1 - t.t0) / 1e6, 1e-6);
     const double t0_s = static_cast<double>(t.t0) / 1e6;
     const std::size_t rows = std::min(t.slots, max_rows);
@@ -672,7 +672,7 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
                         count_text(hidden) + " jobs in the others are not shown.");
     if (untimed)
         notes.push_back(count_text(untimed) +
-                        " jobs have no started_at/ended_at and are not on the timeline (the timeline needs them).");
+                        " jobs have no started_at/ended_at and are not on the timeline.");
     for (const auto& n : notes) p.add("<p class=\"note\">" + esc(n) + "</p>\n");
 }
 
@@ -717,11 +717,12 @@ void add_histogram(page& p, const report_data& d, const std::vector<double>& sor
     p.add("<svg width=\"" + px(left + chart_width + 30) + "\" height=\"" + px(height) + "\" viewBox=\"0 0 " +
           px(left + chart_width + 30) + " " + px(height) + "\" role=\"img\" aria-label=\"durations\">\n");
     add_bar_classes(p);
-    for (const double f : {0.0, 0.5, 1.0}) {
-        const double y = top + chart_h - f * chart_h;
+    for (const std::uint64_t v : {std::uint64_t{0}, most / 2, most}) {
+        if (v == most / 2 && most < 4) continue;  // a middle line only where it is a whole count apart
+        const double y = top + chart_h - static_cast<double>(v) / static_cast<double>(most) * chart_h;
         p.add("<line x1=\"" + px(left) + "\" y1=\"" + px(y) + "\" x2=\"" + px(left + chart_width) + "\" y2=\"" + px(y) +
-              "\"/><text x=\"" + px(left - 6) + "\" y=\"" + px(y + 4) + "\" text-anchor=\"end\">" +
-              fixed(std::round(f * static_cast<double>(most)), 0) + "</text>\n");
+              "\"/><text x=\"" + px(left - 6) + "\" y=\"" + px(y + 4) + "\" text-anchor=\"end\">" + count_text(v) +
+              "</text>\n");
     }
     for (std::size_t k = 0; k < bins; ++k) {
         const auto& c = counts[k];
@@ -861,7 +862,7 @@ std::string make_page(const report_data& d, const std::string& input_name, const
         row("jobs/s", wall > 0 ? fixed(static_cast<double>(t.order.size()) / wall, 1) : "?");
         row("most at once", count_text(t.slots));
     } else if (n > 0) {
-        row("wall time", "? (needs started_at/ended_at)");
+        row("wall time", "?");
     }
     if (!durations.empty()) {
         const double total = std::accumulate(durations.begin(), durations.end(), 0.0);
