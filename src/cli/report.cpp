@@ -484,15 +484,20 @@ double nice_step(double span, int ticks)
 // ---- page ---------------------------------------------------------------------------------
 
 const char* const page_style = R"(
-body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#222;background:#fff;margin:16px 24px;max-width:1140px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:22px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#222;background:#fff;
+margin:16px 24px;max-width:1140px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:17px;margin:22px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}
 .sub,.note{color:#555}.note{margin:6px 0}
 table{border-collapse:collapse}td,th{padding:2px 10px 2px 0;text-align:left;vertical-align:top}
 table.list td,table.list th{border-bottom:1px solid #eee;padding:3px 12px 3px 0}
-table.list td.text{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;white-space:pre-wrap;word-break:break-all;max-width:520px}
-.summary{display:flex;gap:48px;flex-wrap:wrap}.summary th{font-weight:normal;color:#555}.summary td{font-weight:600;text-align:right}
+table.list td.text{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;white-space:pre-wrap;
+word-break:break-all;max-width:520px}
+.summary{display:flex;gap:48px;flex-wrap:wrap}.summary th{font-weight:normal;color:#555}
+.summary td{font-weight:600;text-align:right}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-.legend span{display:inline-block;margin-right:16px}.legend i{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}
+.legend span{display:inline-block;margin-right:16px}
+.legend i{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}
 svg{display:block;margin:6px 0}svg text{font:11px system-ui,sans-serif;fill:#444}
 svg rect.bar{shape-rendering:crispEdges}svg line{stroke:#ddd;shape-rendering:crispEdges}svg line.axis{stroke:#888}
 )";
@@ -535,6 +540,12 @@ std::string bar_title(const job_record& j, double t0_s)
     return s;
 }
 
+// The outcome that filled a strip most.
+std::size_t dominant(const std::array<double, outcome_count>& fill)
+{
+    return static_cast<std::size_t>(std::max_element(fill.begin(), fill.end()) - fill.begin());
+}
+
 void add_timeline(page& p, const report_data& d, const timeline& t)
 {
     p.add("<h2>Timeline</h2>\n");
@@ -556,7 +567,9 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
     const double top = 4;
     const double chart_h = row_h * static_cast<double>(rows);
     const double height = top + chart_h + 24;
-    const auto x_of = [&](std::int64_t us) { return chart_left + static_cast<double>(us - t.t0) / 1e6 / span * chart_width; };
+    const auto x_of = [&](std::int64_t us) {
+        return chart_left + static_cast<double>(us - t.t0) / 1e6 / span * chart_width;
+    };
 
     p.add("<p class=\"sub\">One row per slot: each job takes the lowest slot free when it starts, so there are as "
           "many rows as jobs ever ran at once (" + count_text(t.slots) + ").</p>\n");
@@ -607,18 +620,15 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
         for (std::size_t row = 0; row < rows; ++row) {
             std::size_t k = 0;
             while (k < strips) {
-                const auto& f = fill[row * strips + k];
-                const auto best = static_cast<std::size_t>(std::max_element(f.begin(), f.end()) - f.begin());
-                if (f[best] <= 0) {
+                const auto best = dominant(fill[row * strips + k]);
+                if (fill[row * strips + k][best] <= 0) {
                     ++k;
                     continue;
                 }
                 std::array<std::uint64_t, outcome_count> n{};
                 std::size_t end = k;
                 for (; end < strips; ++end) {
-                    const auto& g = fill[row * strips + end];
-                    if (g[best] <= 0 || static_cast<std::size_t>(std::max_element(g.begin(), g.end()) - g.begin()) != best)
-                        break;
+                    if (fill[row * strips + end][best] <= 0 || dominant(fill[row * strips + end]) != best) break;
                     for (std::size_t o = 0; o < outcome_count; ++o) n[o] += starts[row * strips + end][o];
                 }
                 std::string title = count_text(std::accumulate(n.begin(), n.end(), std::uint64_t{0})) +
@@ -728,7 +738,8 @@ void add_histogram(page& p, const report_data& d, const std::vector<double>& sor
         const auto& c = counts[k];
         const std::uint64_t total = std::accumulate(c.begin(), c.end(), std::uint64_t{0});
         if (total == 0) continue;
-        std::string title = seconds_text(edge(k)) + " to " + seconds_text(edge(k + 1)) + ": " + count_text(total) + " jobs";
+        std::string title =
+            seconds_text(edge(k)) + " to " + seconds_text(edge(k + 1)) + ": " + count_text(total) + " jobs";
         for (std::size_t o = 0; o < outcome_count; ++o)
             if (c[o]) title += ", " + count_text(c[o]) + " " + styles[o].name;
         p.add("<g><title>" + title + "</title>");

@@ -259,7 +259,8 @@ BOOST_AUTO_TEST_CASE(results_without_times_are_placed_by_duration_only)
     const auto html = report();
     BOOST_TEST(summary(html, "jobs") == "2");
     BOOST_TEST(summary(html, "wall time") == "?");
-    BOOST_TEST(html.find("No timeline: it needs <code>started_at</code> and <code>ended_at</code>") != std::string::npos);
+    BOOST_TEST(html.find("No timeline: it needs <code>started_at</code> and <code>ended_at</code>") !=
+               std::string::npos);
     BOOST_TEST(count(html, "<g class=\"slot\">") == 0u);
     BOOST_TEST(summary(html, "median") == "1.000 s");
     BOOST_TEST(html.find("<td>b</td><td class=\"num\">2</td><td class=\"num\">3.000 s</td>") != std::string::npos);
@@ -395,10 +396,11 @@ BOOST_AUTO_TEST_CASE(a_browser_draws_the_timeline, *boost::unit_test::timeout(60
     report();
     const auto shot = dir.path / "shot.png";
     auto runner = make_runner(tool_policy({{"HOME", dir.path.string()}}).with_timeout(300s), driver::host);
+    // --no-sandbox: the tests may run as root, where Chromium's own sandbox refuses to start.
     const auto r = run_sync(*runner, {browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                                      "--force-device-scale-factor=1", "--user-data-dir=" + (dir.path / "profile").string(),
-                                      "--window-size=1200,1600", "--screenshot=" + shot.string(),
-                                      "file://" + page.string()});
+                                      "--force-device-scale-factor=1",
+                                      "--user-data-dir=" + (dir.path / "profile").string(), "--window-size=1200,1600",
+                                      "--screenshot=" + shot.string(), "file://" + page.string()});
     BOOST_TEST_REQUIRE(std::filesystem::exists(shot), "no screenshot; exit " << r.exit_code << ": " << r.err);
 
     auto py = run_sync(*make_runner(tool_policy(), driver::host),
