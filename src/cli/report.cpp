@@ -941,7 +941,7 @@ int open_input(const std::string& name)
 // the name never holds half a report; anything else (stdout, a device, a pipe) as it is.
 class output_file {
 public:
-    explicit output_file(const std::optional<std::string>& name)
+    output_file(const std::optional<std::string>& name, int input_fd)
     {
         if (!name || *name == "-") return;
         const auto fail = [&](const std::string& what) {
@@ -952,6 +952,10 @@ public:
         mode_t mode = 0666 & ~mask;
         struct stat st {};
         if (::stat(name->c_str(), &st) == 0) {
+            struct stat in {};
+            // The results would be replaced by the page that describes them.
+            if (::fstat(input_fd, &in) == 0 && S_ISREG(in.st_mode) && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+                throw usage_error("--output " + *name + " is the results file: the page would replace the results");
             if (S_ISDIR(st.st_mode)) {
                 errno = EISDIR;
                 fail("cannot write it");
@@ -1045,7 +1049,7 @@ int report(const std::vector<std::string_view>& args)
             if (fd != STDIN_FILENO) ::close(fd);
         }
     } close_in{in};
-    output_file out(o.output);
+    output_file out(o.output, in);
     const auto data = read_results(in, o.input);
     const std::string shown_name = o.input == "-" ? "stdin" : o.input;
     const auto html = make_page(data, shown_name, o.title.value_or("sandbox-run report: " + shown_name));

@@ -333,6 +333,7 @@ BOOST_AUTO_TEST_CASE(bad_usage_and_unreadable_files_exit_2)
              {{"report", results.string(), "-o"}, "-o needs a value"},
              {{"report", results.string(), "-o", (dir.path / "no/such/dir/r.html").string()}, "cannot create a file"},
              {{"report", results.string(), "-o", dir.path.string()}, "cannot write it"},
+             {{"report", results.string(), "-o", results.string()}, "is the results file"},
          }) {
         auto r = run_cli(b.args);
         BOOST_TEST(r.code == 2, b.says << ": " << r.err);
