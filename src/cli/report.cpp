@@ -2,9 +2,10 @@
 //
 // The input is read a line at a time and each line parsed on its own; per job only what the
 // page shows is kept (times, duration, outcome, a shortened id and status), and the error
-// text only for the failures listed, so memory is a few dozen bytes a job whatever the jobs
-// printed. The page's size is bounded too: beyond a budget of bars, short jobs are merged
-// into per-slot strips of a few pixels, and only so many slots are drawn.
+// text only for the failures listed, so memory does not grow with what the jobs printed:
+// about a hundred bytes a job. The page's size is bounded too: beyond a budget of bars,
+// short jobs are merged into per-slot strips of a few pixels, and only so many slots are
+// drawn.
 #include "report.hpp"
 
 #include "io.hpp"
@@ -523,20 +524,13 @@ void add_legend(page& p, const std::array<std::uint64_t, outcome_count>& counts)
     p.add("</div>\n");
 }
 
-void add_bar_classes(page& p)
-{
-    p.add("<style>");
-    for (std::size_t k = 0; k < outcome_count; ++k) p.add(".o" + std::to_string(k) + "{fill:" + styles[k].colour + "}");
-    p.add("</style>\n");
-}
-
-std::string bar_title(const job_record& j, double t0_s)
+std::string bar_title(const job_record& j, std::int64_t t0)
 {
     std::string s = esc(j.id);
     if (j.line) s += " (line " + std::to_string(j.line) + ")";
     s += ": " + seconds_text(j.duration >= 0 ? j.duration : static_cast<double>(j.end_us - j.start_us) / 1e6);
     if (!j.status.empty()) s += ", " + esc(j.status);
-    s += "; from " + fixed(static_cast<double>(j.start_us) / 1e6 - t0_s, 3) + " s";
+    s += "; from " + fixed(static_cast<double>(j.start_us - t0) / 1e6, 3) + " s";
     return s;
 }
 
@@ -560,7 +554,6 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
     }
     const std::size_t untimed = d.jobs.size() - t.order.size();  // lines of an older batch
     const double span = std::max(static_cast<double>(t.t1 - t.t0) / 1e6, 1e-6);
-    const double t0_s = static_cast<double>(t.t0) / 1e6;
     const std::size_t rows = std::min(t.slots, max_rows);
     const double row_h = std::clamp(std::floor(520.0 / static_cast<double>(rows)), 3.0, 18.0);
     const double gap = row_h >= 8 ? 2 : row_h >= 5 ? 1 : 0;
@@ -598,7 +591,7 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
             auto& s = row_svg[row];
             s += "<rect class=\"bar o" + std::to_string(index_of(j.kind)) + "\" x=\"" + px(x0) + "\" y=\"" +
                  px(top + static_cast<double>(row) * row_h + gap / 2) + "\" width=\"" + px(std::max(x1 - x0, 1.0)) +
-                 "\" height=\"" + px(row_h - gap) + "\"><title>" + bar_title(j, t0_s) + "</title></rect>";
+                 "\" height=\"" + px(row_h - gap) + "\"><title>" + bar_title(j, t.t0) + "</title></rect>";
             continue;
         }
         if (fill.empty()) {
@@ -649,7 +642,6 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
 
     p.add("<svg width=\"" + px(chart_left + chart_width + 30) + "\" height=\"" + px(height) + "\" viewBox=\"0 0 " +
           px(chart_left + chart_width + 30) + " " + px(height) + "\" role=\"img\" aria-label=\"timeline\">\n");
-    add_bar_classes(p);
     const double step = nice_step(span, 10);
     for (double tick = 0; tick <= span * 1.0000001; tick += step) {
         const double x = chart_left + tick / span * chart_width;
@@ -726,7 +718,6 @@ void add_histogram(page& p, const report_data& d, const std::vector<double>& sor
     const double height = top + chart_h + 24;
     p.add("<svg width=\"" + px(left + chart_width + 30) + "\" height=\"" + px(height) + "\" viewBox=\"0 0 " +
           px(left + chart_width + 30) + " " + px(height) + "\" role=\"img\" aria-label=\"durations\">\n");
-    add_bar_classes(p);
     for (const std::uint64_t v : {std::uint64_t{0}, most / 2, most}) {
         if (v == most / 2 && most < 4) continue;  // a middle line only where it is a whole count apart
         const double y = top + chart_h - static_cast<double>(v) / static_cast<double>(most) * chart_h;
@@ -842,6 +833,7 @@ std::string make_page(const report_data& d, const std::string& input_name, const
     p.text(title);
     p.add("</title>\n<style>");
     p.add(page_style);
+    for (std::size_t k = 0; k < outcome_count; ++k) p.add(".o" + std::to_string(k) + "{fill:" + styles[k].colour + "}");
     p.add("</style></head>\n<body>\n<h1>");
     p.text(title);
     p.add("</h1>\n<p class=\"sub\">From ");
