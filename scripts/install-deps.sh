@@ -6,6 +6,7 @@ packages=(
     g++ cmake make pkg-config ccache gdb valgrind
     libboost1.81-dev libboost-json1.81-dev libboost-test1.81-dev
     util-linux procps python3 libseccomp-dev
+    chromium
 )
 
 missing=()

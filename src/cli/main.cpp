@@ -6,6 +6,7 @@
 #include "batch.hpp"
 #include "io.hpp"
 #include "options.hpp"
+#include "report.hpp"
 #include "single_run.hpp"
 
 #include <csignal>
@@ -37,6 +38,7 @@ int main(int argc, char** argv)
 
     std::vector<std::string_view> args(argv + 1, argv + argc);
     try {
+        if (!args.empty() && args.front() == "report") return run_report({args.begin() + 1, args.end()});
         const auto o = parse_options(args);
         switch (o.mode) {
         case run_mode::help: write_all(STDOUT_FILENO, usage_text()); return exit_status::ok;

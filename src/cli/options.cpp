@@ -413,6 +413,7 @@ std::string usage_text()
 {
     return R"(Usage: sandbox-run [OPTIONS] [--] COMMAND [ARG...]
        sandbox-run [OPTIONS] --batch JOBS.jsonl [-j N] [-o RESULTS.jsonl]
+       sandbox-run report RESULTS.jsonl [-o REPORT.html]   (an HTML page; report --help)
 
 Runs a command under an execution policy (time, memory, network, environment, paths and
 output limits), or a batch of commands from a file of JSON lines.
