@@ -5,7 +5,9 @@
 # Each case runs twice: alone, and over bash-completion's own functions when they are
 # installed (then commands complete through its _command_offset).
 set -uo pipefail
-script=$(realpath "$1") bin=$(realpath "$2")
+script=$(realpath "$1") bin=$2
+# A path is made absolute (the cases run elsewhere); a bare name is looked up on PATH.
+[[ $bin == */* ]] && bin=$(realpath "$bin")
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
