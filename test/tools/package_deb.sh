@@ -28,7 +28,8 @@ arch=$(dpkg --print-architecture)
 echo "built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 
 # Contents.
-dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./|/|' >"$tmp/contents"
+# "mode owner size date time ./path[ -> target]" -> "/path"
+dpkg-deb -c "$deb" | sed -E 's/^([^ ]+ +){5}\.//; s/ -> .*//' >"$tmp/contents"
 p=${prefix%/}
 wanted=(
     "$p/$bindir/sandbox-run"
