@@ -18,3 +18,15 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/sandboxConfigVersion.cma
     COMPATIBILITY SameMajorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/sandboxConfig.cmake" "${PROJECT_BINARY_DIR}/sandboxConfigVersion.cmake"
     DESTINATION ${SANDBOX_CMAKE_DIR})
+
+# For builds without CMake. Boost installs no .pc files, hence -lboost_json in Libs.
+file(RELATIVE_PATH SANDBOX_PC_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
+string(REGEX REPLACE "/$" "" SANDBOX_PC_PREFIX "${SANDBOX_PC_PREFIX}")
+get_target_property(sandbox_type sandbox TYPE)
+if(sandbox_type STREQUAL "STATIC_LIBRARY")
+    set(SANDBOX_PC_SECCOMP Requires)  # an archive's users link libseccomp themselves
+else()
+    set(SANDBOX_PC_SECCOMP Requires.private)
+endif()
+configure_file("${PROJECT_SOURCE_DIR}/cmake/sandbox.pc.in" "${PROJECT_BINARY_DIR}/sandbox.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/sandbox.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
