@@ -395,8 +395,8 @@ BOOST_AUTO_TEST_CASE(the_resume_command_printed_after_sigint_runs_the_rest)
     for (int i = 3; i <= 6; ++i) BOOST_TEST(all["j" + std::to_string(i)].at("success").as_bool());
 }
 
-// KNOWN FAILURE, a bug in the tool: the printed resume command skips the cancelled jobs,
-// whose results say "cancelled", so they never run and the resumed batch still exits 0.
+// A cancelled job has no result: the printed resume command runs it again, and its
+// cancelled line gives way to the real result.
 BOOST_AUTO_TEST_CASE(the_resume_command_printed_after_sigint_runs_the_cancelled_jobs_again)
 {
     for (const auto& [id, o] : interrupt_and_resume(*this))
