@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
     g++ cmake make pkg-config ccache gdb valgrind
     libboost1.81-dev libboost-json1.81-dev libboost-test1.81-dev
-    util-linux procps python3 libseccomp-dev
+    util-linux procps python3 python3-jsonschema libseccomp-dev
     # sandbox-run report's test renders the page in a real browser.
     chromium
     # The .deb and its test: dpkg-shlibdeps (cpack's Depends), file, man, bash completion.

@@ -532,7 +532,8 @@ Exit status, one command:
   130, 143 sandbox-run was interrupted by SIGINT or SIGTERM (the command was stopped)
   2        bad usage: a bad option or value (one line on stderr names it)
 Exit status, batch:
-  0 every job succeeded, 1 some did not (or a line was bad), 2 bad usage,
+  0 every job succeeded, 1 some did not (or a line was bad, or --halt stopped it),
+  2 bad usage, 125 --strict refused a setting of the command line,
   130 (143) interrupted by SIGINT (SIGTERM).
 )";
 }
