@@ -338,9 +338,7 @@ private:
                 eo.stdin_data = std::move(input);
                 if (o_.verbose)
                     eo.on_launch = [n = line.number](const launch_preview& p) {
-                        std::string cmd;
-                        for (const auto& a : p.argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
-                        say("line " + std::to_string(n) + ": starting: " + cmd);
+                        say("line " + std::to_string(n) + ": starting: " + shell_command(p.argv));
                     };
                 result = co_await runner->execute(std::move(argv), std::move(eo));
                 outcome = result->success() ? job_outcome::succeeded

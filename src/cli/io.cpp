@@ -63,4 +63,11 @@ std::string shell_quote(std::string_view s)
     return out + "'";
 }
 
+std::string shell_command(const std::vector<std::string>& argv)
+{
+    std::string s;
+    for (const auto& a : argv) s += (s.empty() ? "" : " ") + shell_quote(a);
+    return s;
+}
+
 }  // namespace sandbox::cli

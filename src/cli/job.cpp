@@ -48,12 +48,6 @@ std::string head(const json::value& id, std::uint64_t line_number, const run_tim
     return s;
 }
 
-std::string seconds_text(std::chrono::milliseconds d)
-{
-    if (d == no_timeout) return "none";
-    return serialize_json(json::value(std::chrono::duration<double>(d).count())) + " s";
-}
-
 bool is_under(const std::filesystem::path& p, const std::vector<std::filesystem::path>& dirs)
 {
     const auto n = p.lexically_normal();
@@ -187,6 +181,12 @@ std::string loosened_setting(const execution_policy& base, const execution_polic
         if (!is_under(p, base.readable_paths()) && !is_under(p, base.writable_paths()))
             return "readable_paths: " + p.string() + " is not readable";
     return {};
+}
+
+std::string seconds_text(std::chrono::milliseconds d)
+{
+    if (d == no_timeout) return "none";
+    return serialize_json(json::value(std::chrono::duration<double>(d).count())) + " s";
 }
 
 std::string rfc3339(std::chrono::system_clock::time_point t)

@@ -47,6 +47,9 @@ struct run_times {
     std::chrono::system_clock::time_point ended_at;
 };
 
+/// "0.5 s", or "none" for sandbox::no_timeout: a limit as the messages say it.
+std::string seconds_text(std::chrono::milliseconds d);
+
 /// RFC 3339 in UTC with microseconds: "2026-12-02T20:31:40.123456Z".
 std::string rfc3339(std::chrono::system_clock::time_point t);
 

@@ -42,6 +42,17 @@ struct option_spec {
     void (*apply)(options&, std::string_view flag, std::string_view value);
 };
 
+// A duration, or nullopt for none: "0", "none" or "off".
+std::optional<std::chrono::milliseconds> limit_or_none(std::string_view flag, std::string_view v, std::string_view hint)
+{
+    const auto l = lower(v);
+    if (l == "none" || l == "off") return std::nullopt;
+    auto d = parse_duration(v);
+    if (!d) throw usage_error(std::string(flag) + ": invalid duration " + squote(v) + " (" + std::string(hint) + ")");
+    if (d->count() == 0) return std::nullopt;
+    return d;
+}
+
 std::size_t size_value(std::string_view flag, std::string_view v)
 {
     auto s = parse_size(v);
@@ -98,29 +109,12 @@ const option_spec option_table[] = {
     {"image", 0, arity::value, false, [](options& o, auto f, auto v) { o.image = std::string(non_empty(f, v)); }},
     {"timeout", 0, arity::value, false,
      [](options& o, auto f, auto v) {
-         const auto l = lower(v);
-         if (l == "none" || l == "off") {
-             o.timeout = no_timeout;
-             return;
-         }
-         auto d = parse_duration(v);
-         if (!d)
-             throw usage_error(std::string(f) + ": invalid duration " + squote(v) +
-                               " (seconds, e.g. 0.5 or 2; or 500ms, 1m; 0 or none for no timeout)");
-         o.timeout = d->count() == 0 ? no_timeout : *d;
+         o.timeout = limit_or_none(f, v, "seconds, e.g. 0.5 or 2; or 500ms, 1m; 0 or none for no timeout")
+                         .value_or(no_timeout);
      }},
     {"idle-timeout", 0, arity::value, false,
      [](options& o, auto f, auto v) {
-         const auto l = lower(v);
-         if (l == "none" || l == "off") {
-             o.idle_timeout = no_idle_timeout;
-             return;
-         }
-         auto d = parse_duration(v);
-         if (!d)
-             throw usage_error(std::string(f) + ": invalid duration " + squote(v) +
-                               " (seconds, e.g. 0.5 or 10; 0 or none disables it)");
-         o.idle_timeout = d->count() == 0 ? no_idle_timeout : std::optional(*d);
+         o.idle_timeout = limit_or_none(f, v, "seconds, e.g. 0.5 or 10; 0 or none disables it");
      }},
     {"memory", 0, arity::value, false,
      [](options& o, auto f, auto v) {

@@ -41,11 +41,6 @@ void say(const std::string& line) noexcept
     }
 }
 
-std::string seconds_text(std::chrono::milliseconds d)
-{
-    return serialize_json(boost::json::value(std::chrono::duration<double>(d).count())) + " s";
-}
-
 // Why the command ended, when sandbox-run ended it: one line, so that a 124 or a SIGKILL
 // is never a riddle.
 void say_why_ended(const options& o, const execution_policy& p, const exec_result& r)
@@ -60,13 +55,6 @@ void say_why_ended(const options& o, const execution_policy& p, const exec_resul
         say("killed: out of memory at the limit of " + p.memory_limit() + " (" +
             limit_origin(o, o.memory.has_value(), "--memory", "memory_limit") + ")");
     }
-}
-
-std::string one_line(const launch_preview& p)
-{
-    std::string s;
-    for (const auto& a : p.argv) s += (s.empty() ? "" : " ") + shell_quote(a);
-    return s;
 }
 
 // --dry-run: what would start, and nothing started.
@@ -85,7 +73,7 @@ int print_dry_run(const options& o, const command_runner& runner)
         text = "# the " + std::string(to_string(o.driver)) + " driver would start this (nothing was started):\n";
         text += "cwd:  " + shell_quote(p.cwd.string()) + "\n";
         for (const auto& e : p.env) text += "env:  " + shell_quote(e) + "\n";
-        text += "argv: " + one_line(p) + "\n";
+        text += "argv: " + shell_command(p.argv) + "\n";
     }
     write_all(STDOUT_FILENO, text);
     return exit_status::ok;
@@ -135,7 +123,7 @@ int run_single(const options& o, const execution_policy& policy)
     if (o.verbose)
         eo.on_launch = [&](const launch_preview& p) {
             say("starting (" + std::string(to_string(o.driver)) + " driver, in " + shell_quote(p.cwd.string()) +
-                "): " + one_line(p));
+                "): " + shell_command(p.argv));
         };
     asio::co_spawn(ctx, runner->execute(o.command, std::move(eo)),
                    asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, exec_result r) {
