@@ -66,7 +66,10 @@ std::string shell_quote(std::string_view s)
 std::string shell_command(const std::vector<std::string>& argv)
 {
     std::string s;
-    for (const auto& a : argv) s += (s.empty() ? "" : " ") + shell_quote(a);
+    for (const auto& a : argv) {
+        if (!s.empty()) s += ' ';  // appended, not "x" + string: g++ 12 -O3 warns (-Wrestrict) on that
+        s += shell_quote(a);
+    }
     return s;
 }
 
