@@ -128,7 +128,11 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
                 steps.insert(steps.end(), {"bind", from, m.host});
                 pre_bound = true;
             }
-    const auto pre = mount_prelude(s, steps);
+    auto pre = mount_prelude(s, steps);
+    // Without steps the jail still starts in a private mount namespace: firejail checks each
+    // remount against the last line of mountinfo, and a mount another program makes on the
+    // host meanwhile (a container starting) would propagate in and fail the launch.
+    if (pre.empty() && s.drop_to_uid) pre = {s.unshare, "--mount", "--propagation", "private", "--"};
     a.insert(a.end(), pre.begin(), pre.end());
     if (s.drop_to_uid)
         a.insert(a.end(), {s.setpriv, "--reuid=" + std::to_string(s.uid), "--regid=" + std::to_string(s.gid),

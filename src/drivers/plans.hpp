@@ -34,7 +34,7 @@ struct sandbox_setup {
     std::uint64_t rlimit_as = 0;            ///< no cgroups: per-process address-space limit
     std::string setpriv = "setpriv";        ///< util-linux tools, absolute paths when found
     std::string prlimit = "prlimit";
-    std::string unshare = "unshare";        ///< firejail under root: binds writable paths first
+    std::string unshare = "unshare";        ///< under root: the private mount namespace the tool starts in
     std::string mount_tool = "mount";
     std::vector<std::string> host_writable_mounts;  ///< firejail: made read-only one by one
     std::filesystem::path hidden_base_dir;          ///< firejail: the base dir, when /tmp does not hide it

@@ -7,7 +7,11 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <sys/mount.h>
+
+#include <atomic>
 #include <fstream>
+#include <thread>
 
 using namespace sandbox;
 using namespace sandbox::test;
@@ -254,6 +258,59 @@ BOOST_AUTO_TEST_CASE(firejail_refuses_paths_it_would_expand)
     BOOST_TEST(what.find("'*'") != std::string::npos, what);
     BOOST_TEST(std::filesystem::is_empty(secret));
     BOOST_TEST(e.leftovers() == (std::vector<std::string>{"d*", "dsecret"}), join(e.leftovers()));
+}
+
+// bubblewrap and firejail copy the caller's mount namespace; a container engine mounting
+// its layers on a shared tree meanwhile made firejail fail its own remount check ("invalid
+// read-only mount", exit 1) about one launch in twenty. The engines build theirs apart.
+BOOST_DATA_TEST_CASE(mounts_made_on_the_host_during_launches_do_not_fail_them,
+                     data::make({driver::bubblewrap, driver::firejail}), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("NOTE: not root here: no mount can be made on the host to race the launch");
+        return;
+    }
+    driver_env e(d);
+    // A shared mount, as /var/lib/docker is, with a tmpfs mounted and unmounted below it.
+    scratch_dir tree(0755);
+    const auto churn = tree.path / "m";
+    std::filesystem::create_directory(churn);
+    BOOST_REQUIRE(::mount(tree.path.c_str(), tree.path.c_str(), nullptr, MS_BIND, nullptr) == 0);
+    BOOST_REQUIRE(::mount(nullptr, tree.path.c_str(), nullptr, MS_SHARED, nullptr) == 0);
+    std::atomic<bool> stop{false};
+    std::atomic<int> mounts{0};
+    std::thread mounter([&] {
+        while (!stop) {
+            if (::mount("sandbox-churn", churn.c_str(), "tmpfs", 0, "size=64k") == 0) {
+                ++mounts;
+                ::umount2(churn.c_str(), 0);
+            }
+        }
+    });
+    struct undo {
+        std::atomic<bool>& stop;
+        std::thread& mounter;
+        std::filesystem::path tree;
+        ~undo()
+        {
+            stop = true;
+            mounter.join();
+            ::umount2(tree.c_str(), MNT_DETACH);
+        }
+    };
+    int failed = 0;
+    std::string first;
+    {
+        const undo guard{stop, mounter, tree.path};
+        for (int i = 0; i < 30; ++i) {
+            const auto r = e.run({"echo", "ok"});
+            if ((r.exit_code != 0 || r.out != "ok\n") && failed++ == 0) first = describe(r);
+        }
+    }
+    BOOST_TEST(mounts > 30, "the mounter made " << mounts << " mounts");
+    BOOST_TEST(failed == 0, failed << " of 30 launches failed; the first: " << first);
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -487,6 +487,22 @@ BOOST_AUTO_TEST_CASE(firejail_under_a_root_caller_starts_unprivileged_with_writa
     BOOST_TEST(has(a, {"--restrict-namespaces"}));
 }
 
+BOOST_AUTO_TEST_CASE(firejail_under_a_root_caller_starts_in_a_private_mount_namespace_even_without_binds)
+{
+    // Mounts made on the host while firejail sets up (a container starting) must not reach
+    // the jail: firejail checks its remounts against the last line of mountinfo.
+    auto s = firejail_setup();
+    s.mounts.clear();
+    s.drop_to_uid = true;
+    s.setpriv = "/usr/bin/setpriv";
+    s.unshare = "/usr/bin/unshare";
+    const auto a = detail::firejail_argv(s, no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    BOOST_TEST(find_seq(a, {"/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/usr/bin/setpriv"}) == 0u);
+    s.drop_to_uid = false;  // an unprivileged caller cannot make one; firejail is set-uid
+    BOOST_TEST(detail::firejail_argv(s, no_net, user_argv).at(0) == s.binary);
+}
+
 BOOST_AUTO_TEST_CASE(firejail_binds_an_idmapped_writable_path_and_filters_the_command_in_the_jail)
 {
     auto s = firejail_setup();
