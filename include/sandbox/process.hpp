@@ -5,8 +5,13 @@
 #include <sandbox/detail/config.hpp>
 #include <sandbox/exec_result.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <sys/types.h>
 
@@ -27,11 +32,19 @@ struct process_state;
 /// timeout: its lifetime is the owner's. When the main process ends, whatever it left
 /// behind is killed, as for executions.
 ///
+/// It is an Asio stream (AsyncReadStream on stdout, AsyncWriteStream on stdin), so
+/// asio::async_read_until, asio::async_read, asio::async_write and Beast work on it with
+/// any completion token; write(), read_some() and read_line() are coroutine conveniences.
+///
 /// \par Thread safety
 /// One write and one read may be outstanding at a time (as with an Asio socket);
 /// stderr_tail(), running(), kill() and wait() may be called from any thread.
 class process {
 public:
+    using executor_type = asio::any_io_executor;
+    /// The signature of async_read_some and async_write_some.
+    using io_signature = void(boost::system::error_code, std::size_t);
+
     /// How much of stderr is kept.
     static constexpr std::size_t stderr_tail_bytes = 64 * 1024;
 
@@ -44,10 +57,50 @@ public:
 
     pid_t pid() const noexcept;
 
+    /// The executor of its pipes: a strand of the executor start() was given.
+    executor_type get_executor() const noexcept;
+
+    /// Reads what stdout has into the first non-empty buffer of `buffers`; completes with
+    /// asio::error::eof at the end of the output. Bytes read_line() buffered come first.
+    /// Cancellation through the handler's slot (any type) aborts the read only.
+    template <typename MutableBufferSequence, typename ReadToken>
+    auto async_read_some(const MutableBufferSequence& buffers, ReadToken&& token)
+    {
+        return asio::async_initiate<ReadToken, io_signature>(
+            [this](auto handler, asio::mutable_buffer b) {
+                start_read_some(b, asio::any_completion_handler<io_signature>(std::move(handler)));
+            },
+            token, first_buffer<asio::mutable_buffer>(buffers));
+    }
+    /// Writes some of `buffers` (the first non-empty one) to stdin; completes with
+    /// asio::error::broken_pipe once the command stopped reading or after close_stdin()
+    /// (bad_descriptor once the close is done).
+    template <typename ConstBufferSequence, typename WriteToken>
+    auto async_write_some(const ConstBufferSequence& buffers, WriteToken&& token)
+    {
+        return asio::async_initiate<WriteToken, io_signature>(
+            [this](auto handler, asio::const_buffer b) {
+                start_write_some(b, asio::any_completion_handler<io_signature>(std::move(handler)));
+            },
+            token, first_buffer<asio::const_buffer>(buffers));
+    }
+    // With asio::deferred (overloads rather than default arguments: g++ 12 miscompiles a
+    // defaulted class-type argument of an awaited template call).
+    template <typename MutableBufferSequence>
+    auto async_read_some(const MutableBufferSequence& buffers)
+    {
+        return async_read_some(buffers, asio::deferred);
+    }
+    template <typename ConstBufferSequence>
+    auto async_write_some(const ConstBufferSequence& buffers)
+    {
+        return async_write_some(buffers, asio::deferred);
+    }
+
     /// Writes all of `data` to stdin; `data` must stay valid until the write completes.
     /// Throws boost::system::system_error (broken_pipe once the command stopped reading).
     asio::awaitable<void> write(std::string_view data);
-    /// Sends EOF: the command's next read of stdin returns 0.
+    /// Sends EOF at once: the command's next read of stdin returns 0, and writes fail.
     void close_stdin() noexcept;
 
     /// Reads what stdout has, up to the buffer's size; 0 at end of file.
@@ -71,6 +124,18 @@ public:
     void kill() noexcept;
 
 private:
+    template <typename Buffer, typename Sequence>
+    static Buffer first_buffer(const Sequence& buffers)
+    {
+        for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers); ++it) {
+            Buffer b(*it);
+            if (b.size() != 0) return b;
+        }
+        return Buffer();
+    }
+    void start_read_some(asio::mutable_buffer buffer, asio::any_completion_handler<io_signature> handler);
+    void start_write_some(asio::const_buffer buffer, asio::any_completion_handler<io_signature> handler);
+
     std::shared_ptr<detail::process_state> state_;
 };
 

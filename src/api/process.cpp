@@ -5,13 +5,17 @@
 
 #include <sandbox/process.hpp>
 
+#include <boost/asio/append.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/system/system_error.hpp>
+
+#include <sys/socket.h>
 
 #include <cstring>
 
@@ -46,24 +50,44 @@ asio::awaitable<void> process::write(std::string_view data)
 
 void process::close_stdin() noexcept
 {
-    // On the strand: the socket is not safe to close from another thread mid-operation.
+    // EOF now, so that a write that follows fails (broken_pipe) rather than racing the
+    // close; the descriptor is closed on the strand, as a pending write may be running.
+    {
+        std::lock_guard lock(state_->mutex);
+        if (state_->in.is_open()) ::shutdown(state_->in.native_handle(), SHUT_WR);
+    }
     asio::dispatch(state_->strand, [st = state_] {
+        std::lock_guard lock(st->mutex);
         boost::system::error_code ignored;
         st->in.close(ignored);
     });
 }
 
+process::executor_type process::get_executor() const noexcept { return state_->strand; }
+
+void process::start_read_some(asio::mutable_buffer buffer, asio::any_completion_handler<io_signature> handler)
+{
+    auto& st = *state_;
+    if (!st.line_buffer.empty() || buffer.size() == 0) {
+        // Never completes inline: posted, then run on the handler's associated executor.
+        const auto n = std::min(buffer.size(), st.line_buffer.size());
+        std::memcpy(buffer.data(), st.line_buffer.data(), n);
+        st.line_buffer.erase(0, n);
+        asio::post(st.strand, asio::append(std::move(handler), boost::system::error_code(), n));
+        return;
+    }
+    st.out.async_read_some(buffer, std::move(handler));
+}
+
+void process::start_write_some(asio::const_buffer buffer, asio::any_completion_handler<io_signature> handler)
+{
+    state_->in.async_write_some(buffer, std::move(handler));
+}
+
 asio::awaitable<std::size_t> process::read_some(asio::mutable_buffer buffer)
 {
-    auto st = state_;
-    if (!st->line_buffer.empty()) {
-        const auto n = std::min(buffer.size(), st->line_buffer.size());
-        std::memcpy(buffer.data(), st->line_buffer.data(), n);
-        st->line_buffer.erase(0, n);
-        co_return n;
-    }
     boost::system::error_code ec;
-    const auto n = co_await st->out.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+    const auto n = co_await async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
     if (ec == asio::error::eof) co_return 0;
     if (ec) throw boost::system::system_error(ec, "process: reading stdout");
     co_return n;
