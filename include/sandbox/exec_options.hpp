@@ -25,6 +25,11 @@ struct launch_preview {
 
 /// What may differ between two executions under one policy.
 struct exec_options {
+    // Declared, so that this is not an aggregate: g++ 12 frees an aggregate temporary twice
+    // when it is made inside a co_await expression (`co_await async_execute(r, argv,
+    // exec_options{}, ...)`). Set the members on a named object instead of designating them.
+    exec_options() = default;
+
     /// Written to the command's stdin, then EOF; none: stdin is at EOF at once.
     std::optional<std::string> stdin_data;
     /// Instead of stdin_data: a descriptor (a pipe, a file, a socket) that becomes the

@@ -85,8 +85,6 @@ BOOST_AUTO_TEST_CASE(deferred_use_awaitable_and_as_tuple)
     // Made outside the coroutine: g++ 12 rejects an initializer list's array in its frame.
     const args echo_deferred{"echo", "deferred"}, echo_awaitable{"echo", "awaitable"}, exit3{"sh", "-c", "exit 3"},
         just_true{"true"};
-    // Named, not temporaries: g++ 12 destroys a class-type temporary of an awaited template
-    // call twice.
     const exec_options none;
     run_coro(ctx, [&]() -> asio::awaitable<void> {
         // The default token is deferred: an operation to await or compose.
@@ -110,6 +108,24 @@ BOOST_AUTO_TEST_CASE(deferred_use_awaitable_and_as_tuple)
             thrown = e.code() == errc::outside_root;
         }
         BOOST_CHECK(thrown);
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(temporaries_of_options_inside_co_await_and_a_bare_deferred_await)
+{
+    // exec_options is not an aggregate: g++ 12 frees an aggregate temporary made inside a
+    // co_await expression twice (this case crashed before).
+    static_assert(!std::is_aggregate_v<exec_options>);
+    auto r = runner();
+    asio::io_context ctx;
+    const args echo_tmp{"echo", "tmp"}, echo_bare{"echo", "bare"};
+    run_coro(ctx, [&]() -> asio::awaitable<void> {
+        exec_result a = co_await async_execute(*r, echo_tmp, exec_options{}, asio::use_awaitable);
+        BOOST_CHECK(a.out == "tmp\n");
+        exec_result b = co_await async_execute(*r, echo_bare);  // deferred, awaited as it is
+        BOOST_CHECK(b.out == "bare\n");
+        exec_result c = co_await r->execute(echo_tmp, exec_options{});
+        BOOST_CHECK(c.out == "tmp\n");
     }());
 }
 
