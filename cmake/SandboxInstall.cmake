@@ -15,7 +15,7 @@ install(EXPORT sandboxTargets NAMESPACE sandbox:: DESTINATION ${SANDBOX_CMAKE_DI
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/sandboxConfig.cmake.in"
     "${PROJECT_BINARY_DIR}/sandboxConfig.cmake" INSTALL_DESTINATION ${SANDBOX_CMAKE_DIR})
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/sandboxConfigVersion.cmake"
-    COMPATIBILITY SameMajorVersion)
+    COMPATIBILITY SameMinorVersion)  # 0.x: a minor version may break the API
 install(FILES "${PROJECT_BINARY_DIR}/sandboxConfig.cmake" "${PROJECT_BINARY_DIR}/sandboxConfigVersion.cmake"
     DESTINATION ${SANDBOX_CMAKE_DIR})
 
