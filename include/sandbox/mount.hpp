@@ -25,10 +25,13 @@ struct mount {
     friend bool operator==(const mount&, const mount&) = default;
 };
 
-/// Where a policy's writable and readable paths appear to a command run by driver `d`:
-/// symlinks resolved, non-existent paths and paths holding ':' skipped (they take no
-/// index). Writable ones first, as `/mnt/rw<i>` ("rw"), then readable ones as `/mnt/ro<i>`
-/// ("ro"); under firejail and on the host they keep their host paths.
+/// Where a policy's writable and readable paths appear to a command run by driver `d`.
+/// Skipped (they take no index): paths that do not exist, paths holding ':', and, as the
+/// reference package documents, paths with a `..` component or a symlink anywhere in them:
+/// a link a command once planted in its writable workspace must never lead a later run's
+/// mount elsewhere (`out -> /etc`). Pass the real path to mount what a link points to.
+/// Writable ones first, as `/mnt/rw<i>` ("rw"), then readable ones as `/mnt/ro<i>` ("ro");
+/// under firejail and on the host they keep their host paths.
 std::vector<mount> mounts_for(const execution_policy& policy, driver d);
 
 }  // namespace sandbox

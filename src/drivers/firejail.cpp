@@ -118,7 +118,6 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
     }
     // A writable path the account does not own is bound from its idmapped mount instead (the
     // owner shown as the account); the set-id filter is loaded in the jail (below).
-    bool pre_bound = false;
     if (s.drop_to_uid)
         for (const auto& m : s.mounts)
             if (!m.read_only()) {
@@ -126,7 +125,6 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
                 for (const auto& [staged, host] : s.idmapped_binds)
                     if (host == m.host) from = staged;
                 steps.insert(steps.end(), {"bind", from, m.host});
-                pre_bound = true;
             }
     auto pre = mount_prelude(s, steps);
     // Without steps the jail still starts in a private mount namespace: firejail checks each
@@ -153,7 +151,7 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
     for (const auto& m : s.host_writable_mounts) a.push_back("--read-only=" + m);
     for (const auto& m : s.mounts) {
         if (m.read_only()) a.push_back("--read-only=" + m.host);
-        else if (!pre_bound) a.push_back("--read-write=" + m.host);
+        else a.push_back("--read-write=" + m.host);
         if (!bounded_tmp && m.host.rfind("/tmp/", 0) == 0) a.push_back("--whitelist=" + m.host);  // --private-tmp hides it
     }
     if (!s.seccomp_exec.empty() && !bounded_tmp && s.seccomp_exec.rfind("/tmp/", 0) == 0)

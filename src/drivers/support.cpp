@@ -328,6 +328,22 @@ gid_t sandbox_gid() noexcept { return ::geteuid() == 0 ? 65534 : ::getegid(); }
 
 namespace sandbox {
 
+namespace {
+
+// No `..` component, and no symlink on the way: the path, made absolute, is its real path.
+bool is_plain_path(const std::filesystem::path& p, const std::filesystem::path& real)
+{
+    for (const auto& part : p)
+        if (part == "..") return false;
+    std::error_code ec;
+    auto normal = std::filesystem::absolute(p, ec).lexically_normal();
+    if (ec) return false;
+    if (!normal.has_filename() && normal.has_parent_path() && normal != "/") normal = normal.parent_path();  // "/a/"
+    return normal == real;
+}
+
+}  // namespace
+
 std::vector<mount> mounts_for(const execution_policy& policy, driver d)
 {
     const bool same_paths = d == driver::host || d == driver::firejail;
@@ -336,8 +352,8 @@ std::vector<mount> mounts_for(const execution_policy& policy, driver d)
         std::size_t index = 0;
         for (const auto& p : paths) {
             std::error_code ec;
-            auto real = std::filesystem::canonical(p, ec);
-            if (ec || real.native().find(':') != std::string::npos) continue;
+            const auto real = std::filesystem::canonical(p, ec);
+            if (ec || real.native().find(':') != std::string::npos || !is_plain_path(p, real)) continue;
             out.push_back({real.string(), same_paths ? real.string() : prefix + std::to_string(index), options});
             ++index;
         }

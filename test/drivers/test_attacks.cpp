@@ -142,6 +142,34 @@ BOOST_DATA_TEST_CASE(a_setuid_file_planted_in_a_writable_path_is_not_privileged_
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 
+BOOST_DATA_TEST_CASE(a_symlink_planted_in_a_writable_path_never_redirects_a_later_mount,
+                     data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    shared_dir host("/var/lib");  // firejail hides /var/tmp
+    const auto rw = host.path / "rw", target = host.path / "target";
+    for (const auto& p : {rw, target}) {
+        std::filesystem::create_directory(p);
+        ::chmod(p.c_str(), 0777);  // writable by whatever uid the command has, if it got there
+    }
+    // Run 1 plants `out -> target` in its writable path, as any command may.
+    e.policy = e.policy.with_writable_paths({rw});
+    const auto planted = e.sh("ln -s \"$1\" \"$2/out\" && echo planted", {target.string(), mounts_for(e.policy, d).at(0).container});
+    BOOST_TEST_INFO(describe(planted));
+    BOOST_TEST_REQUIRE(std::filesystem::is_symlink(rw / "out"));
+    // Run 2 is given rw/out as writable, and rw/x/../out: neither is mounted.
+    auto later = e.policy.with_writable_paths({rw / "out", rw / "x" / ".." / "out"});
+    BOOST_TEST(mounts_for(later, d).empty());
+    e.policy = later;
+    const auto r = e.sh("for p in /mnt/rw0 \"$1\"; do echo pwned > \"$p/file\" 2>/dev/null && echo \"wrote $p\"; done; echo done",
+                        {(rw / "out").string()});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.out.find("done") != std::string::npos);
+    BOOST_TEST(!std::filesystem::exists(target / "file"));
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
 BOOST_DATA_TEST_CASE(a_writable_mount_below_a_read_only_path_is_read_only_inside, data::make(isolating_drivers), d)
 {
     SANDBOX_REQUIRE_DRIVER(d);
