@@ -12,20 +12,30 @@
 
 namespace sandbox {
 
+/// Settings of a session that are neither policy nor driver.
+struct session_options {
+    /// Where a host-driver session makes its private directory (the caller's, 0700 inside
+    /// it). Empty: the temporary directory (TMPDIR, else /tmp).
+    std::filesystem::path state_root;
+};
+
 /// Consecutive shell commands that share their working directory and exported variables,
 /// like lines typed into one shell, without keeping a shell running: each command runs
 /// through an ordinary execution wrapped in a small script that restores the state first
 /// and saves it on exit (also after `exit N` and after a failing command).
 ///
-/// The state lives in a private session directory (0700, files 0600) under the policy's
-/// base_dir, removed by close(). With an isolating driver the session also keeps one work
-/// dir (/work) for its whole life, so files and `cd` into them survive between commands.
+/// The state lives in a private session directory (0700, files 0600), removed by close(),
+/// and never in the directory the commands work in: on the host driver it is made under
+/// session_options::state_root (the base dir is often a workspace the commands list and
+/// clean); an isolating driver keeps it beside the session's one work dir under the base
+/// dir, out of the commands' sight (they see /work), and mounts only the state in. That
+/// work dir lasts the session's life, so files and `cd` into them survive between commands.
 /// Sessions are isolated from each other. Not for concurrent use: one command at a time.
 class session final : public command_runner {
 public:
     /// A session on driver `d` (any of the five) under `policy`. Throws launch_error when
-    /// the session directory cannot be made.
-    session(execution_policy policy, driver d, driver_options options = {});
+    /// the base dir or the session directory cannot be used.
+    session(execution_policy policy, driver d, driver_options options = {}, session_options settings = {});
     ~session() override;
     session(const session&) = delete;
     session& operator=(const session&) = delete;

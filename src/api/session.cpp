@@ -16,9 +16,6 @@ namespace sandbox {
 namespace {
 
 // Restores the saved environment and directory, runs the body in this same shell (so cd and
-// export stick), and saves both from an EXIT trap, which also runs after `exit N`. The body
-// arrives as an argument, never spliced into this text. State files are written 0600.
-// Restores the saved environment and directory, runs the body in this same shell (so cd and
 // export stick), and saves both: after the body, and from an EXIT trap so that `exit N`
 // saves too. Only shell builtins touch the state (a body may change PATH), their own errors
 // are silenced, and the body arrives as an argument, never spliced into this text. State
@@ -78,14 +75,25 @@ constexpr const char* state_mount = "/mnt/.sandbox-session";
 
 }  // namespace
 
-session::session(execution_policy policy, driver d, driver_options options) : policy_(std::move(policy)), driver_(d)
+session::session(execution_policy policy, driver d, driver_options options, session_options settings)
+    : policy_(std::move(policy)), driver_(d)
 {
     const bool isolating = d != driver::host;
     // Under a root caller commands run unprivileged (except on the host): the dirs are theirs.
     const bool chown_it = ::geteuid() == 0 && d != driver::host;
     const auto [uid, gid] = detail::command_ids(d, options);
 
-    dir_ = policy_.base_dir() / ("sandbox-session-" + detail::random_sandbox_name().substr(8));
+    const auto name = "sandbox-session-" + detail::random_sandbox_name().substr(8);
+    if (isolating) {
+        dir_ = policy_.base_dir() / name;
+    } else {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(policy_.base_dir(), ec))
+            throw launch_error(errc::bad_working_directory, "Failed to start session: the base dir " +
+                                                                policy_.base_dir().string() + " is not a directory");
+        const auto root = settings.state_root.empty() ? detail::run_record_dir() : settings.state_root;
+        dir_ = std::filesystem::absolute(root, ec) / name;
+    }
     make_private_dir(dir_, uid, gid, chown_it);
     try {
         record_ = std::make_shared<detail::run_record>(

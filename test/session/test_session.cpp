@@ -46,6 +46,13 @@ bool ends_with(const std::string& s, const std::string& suffix)
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+std::vector<std::string> entries(const std::filesystem::path& dir)
+{
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    return names;
+}
+
 mode_t mode_of(const std::filesystem::path& p)
 {
     struct stat st {};
@@ -221,6 +228,41 @@ BOOST_AUTO_TEST_CASE(a_session_on_a_missing_base_dir_fails_clearly)
     BOOST_CHECK_EXCEPTION(session(execution_policy::in("/nonexistent-base"), driver::host), launch_error,
                           [](const launch_error& e) {
                               return std::string(e.what()).find("/nonexistent-base") != std::string::npos;
+                          });
+}
+
+BOOST_AUTO_TEST_CASE(a_host_session_keeps_its_state_out_of_the_workspace)
+{
+    // The natural port of a workspace API: base dir = the workspace root, which commands list
+    // and clean. Exported secrets must not be found, listed or deleted there.
+    session_fixture f;
+    auto s = f.open(driver::host);
+    f.out(*s, "export SECRET=s3cret; mkdir -p sub && cd sub");
+    BOOST_TEST(f.out(*s, "ls -A ..") == "sub");
+    BOOST_TEST(entries(f.base.path) == std::vector<std::string>{"sub"}, boost::test_tools::per_element());
+    BOOST_TEST(f.out(*s, "grep -rl s3cret .. 2>/dev/null | wc -l") == "0");
+    const auto dir = s->directory();
+    BOOST_TEST(dir.parent_path() == std::filesystem::temp_directory_path());
+    BOOST_TEST(f.out(*s, "echo $SECRET; pwd") == "s3cret\n" + (f.base.path / "sub").string());
+    s->close();
+    BOOST_TEST(!std::filesystem::exists(dir));
+}
+
+BOOST_AUTO_TEST_CASE(the_state_root_is_configurable_and_must_exist)
+{
+    session_fixture f;
+    temp_dir root;
+    {
+        session s(f.policy(), driver::host, test_options(), session_options{.state_root = root.path});
+        BOOST_TEST(s.directory().parent_path() == root.path);
+        BOOST_TEST(f.out(s, "export A=1; true") == "");
+        BOOST_TEST(f.out(s, "echo $A") == "1");
+        BOOST_TEST(entries(root.path).size() == 1u);
+    }
+    BOOST_TEST(entries(root.path).empty());
+    BOOST_CHECK_EXCEPTION(session(f.policy(), driver::host, test_options(), session_options{.state_root = "/nonexistent-root"}),
+                          launch_error, [](const launch_error& e) {
+                              return std::string(e.what()).find("/nonexistent-root") != std::string::npos;
                           });
 }
 
