@@ -18,7 +18,7 @@ namespace json = boost::json;
 
 namespace {
 
-// The colours of the timeline bars (src/cli/report.cpp).
+// The colours of the timeline bars (src/cli/report_data.hpp).
 constexpr const char* green = "2e9d4a";
 constexpr const char* red = "d1352b";
 constexpr const char* amber = "e08a00";
