@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSL-1.0
+// The values of sandbox-run's flags, parsed and checked, with errors that name the flag.
+#ifndef SANDBOX_SRC_CLI_OPTION_VALUES_HPP
+#define SANDBOX_SRC_CLI_OPTION_VALUES_HPP
+
+#include "options.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sandbox::cli {
+
+/// `s` in single quotes, for messages.
+std::string squote(std::string_view s);
+
+/// A duration, or nullopt for none: "0", "none" or "off". Throws usage_error naming `flag`,
+/// with `hint` saying what is expected.
+std::optional<std::chrono::milliseconds> limit_or_none(std::string_view flag, std::string_view v,
+                                                       std::string_view hint);
+
+/// A size in bytes (parse_size) that fits a size_t. Throws usage_error naming `flag`.
+std::size_t size_value(std::string_view flag, std::string_view v);
+
+/// `v`, unless it is empty. Throws usage_error naming `flag`.
+std::string_view non_empty(std::string_view flag, std::string_view v);
+
+/// --halt: "never", "now,fail=N" or "soon,fail=N". Throws usage_error naming `flag`.
+halt_rule parse_halt(std::string_view flag, std::string_view v);
+
+}  // namespace sandbox::cli
+
+#endif

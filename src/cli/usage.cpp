@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSL-1.0
+// The --help text of sandbox-run.
+#include "options.hpp"
+
+namespace sandbox::cli {
+
+std::string usage_text()
+{
+    return R"(Usage: sandbox-run [OPTIONS] [--] COMMAND [ARG...]
+       sandbox-run [OPTIONS] --batch JOBS.jsonl [-j N] [-o RESULTS.jsonl]
+       sandbox-run report RESULTS.jsonl [-o REPORT.html]   (an HTML page; report --help)
+
+Runs a command under an execution policy (time, memory, network, environment, paths and
+output limits), or a batch of commands from a file of JSON lines.
+
+Policy (the --policy file is loaded first, then the flags override it):
+  --policy FILE            the policy as a JSON object with any of the keys base_dir,
+                           timeout_seconds, idle_timeout_seconds, memory_limit,
+                           readable_paths, writable_paths, env, inherit_env,
+                           network_enabled, stdout_limit_bytes, stderr_limit_bytes,
+                           env_allowlist, disk_limit
+  --driver NAME            host (default), docker, podman, firejail or bubblewrap
+  --image IMAGE            container image for docker and podman (default alpine:3)
+  --timeout DURATION       wall-clock limit for the whole command (default 5);
+                           0 or none: no limit
+  --idle-timeout DURATION  stop the command after this long without any output;
+                           0 or none turns it off (default off)
+  --memory SIZE            memory limit, e.g. 512M or 2G (default 128M); enforced by
+                           the isolating drivers, not by host
+  --disk SIZE              what the command may write to /work and to /tmp, each
+                           (e.g. 256M; default none); enforced by the isolating drivers
+  --network, --no-network  allow or deny network access (default deny; not enforced by host)
+  -e, --env NAME=VALUE     set a variable (repeatable; adds to the file's variables);
+                           NAME alone copies its value from this environment; a blocked
+                           name is refused (exit 2), naming the pattern that blocks it
+  --inherit-env, --no-inherit-env
+                           start from this program's environment (default: only --env);
+                           blocked names (LD_PRELOAD, AWS_*, PYTHON*, ...) never pass
+  --ro PATH                make PATH readable (repeatable; adds to the file's list)
+  --rw PATH                make PATH writable (repeatable; adds to the file's list)
+  --base-dir DIR           where commands run on host, and where the isolating drivers
+                           make their work dirs (default /tmp)
+  --stdout-cap SIZE        keep at most the last SIZE bytes of stdout in results
+                           (default 1M, at least 1K); streamed output is never cut
+  --stderr-cap SIZE        the same for stderr
+  --show-policy            print the resulting policy as JSON and exit
+  --dry-run                print what the driver would start (the real command line,
+                           environment and working directory) and start nothing; as
+                           one JSON object with --json
+  -v, --verbose            print what starts on stderr first (each job's, in a batch)
+  --strict                 a setting given that the driver does not enforce (--memory,
+                           --disk, --no-network, --ro/--rw on host) is an error, exit 125;
+                           without it, one warning line each on stderr
+
+One command (the default mode):
+  --json                   print the result as one JSON object (stdout, stderr, exit_code,
+                           duration, timed_out, truncated_stdout, truncated_stderr,
+                           success, timeout_reason, term_signal, usage, oom_killed,
+                           start_error, driver, caps: what the driver enforces) instead
+                           of streaming the output; bytes that are not UTF-8 show as U+FFFD
+  --no-stdin               do not pass stdin on; otherwise, when stdin is not a terminal,
+                           it is the command's stdin, read by the command as it comes
+  The command's output is written to stdout and stderr as it comes. SIGINT, SIGTERM and
+  SIGHUP stop the command (its whole process tree) and sandbox-run exits 128+signal.
+  When sandbox-run ends the command (a timeout, the memory limit), one line on stderr
+  says why and which setting did it.
+
+Batch:
+  --batch FILE             run the jobs in FILE ("-" for stdin), one JSON object a line:
+                             {"id": "a1", "argv": ["cmd", "arg"], "stdin": "text",
+                              "policy": {"timeout_seconds": 2}, "driver": "docker",
+                              "image": "alpine:3"}
+                           argv is required; id defaults to the line number; the keys of
+                           policy override the command-line policy for that job, driver
+                           and image its driver and image
+  -j, --jobs N             run N jobs at a time (default: the number of CPUs)
+  -o, --output FILE        write the results to FILE instead of stdout
+  --progress, --no-progress
+                           show or hide the progress line on stderr (default: shown when
+                           stderr is a terminal)
+  --max-line SIZE          longest input line accepted (default 64M)
+  -k, --keep-order         write the results in input order (default: as jobs end); a
+                           result waits for those before it, and while 16M of results
+                           wait, no new job starts
+  --retries N              run a job that failed to start or did not succeed up to N
+                           more times (default 0); "attempts" in its result
+  --halt WHEN              never (default), now,fail=N or soon,fail=N: after N failed
+                           jobs start no more; now also cancels the running ones
+  --resume RESULTS         skip the jobs whose id has a result in RESULTS (the -o file
+                           of an earlier run; a cancelled job has none and runs again);
+                           with -o the same file, its results stay and the new ones are
+                           added; ids must be unique
+  --resume-failed          with --resume: run again the jobs whose result failed
+  --lock-policy            a job line may only tighten the policy (shorter timeouts,
+                           less memory, disk or output, network off, fewer paths) and
+                           may not change the driver or image
+  One result line is written (and flushed) as each job ends, in the order they end:
+    {"id": ..., "line": N, "attempts": A, "started_at": "...", "ended_at": "...",
+     "stdout": ..., "exit_code": ..., ...}  (the keys of --json)
+    {"id": ..., "line": N, ..., "error": "what is wrong"}   for a line that could not run
+  started_at and ended_at are RFC 3339 UTC times with microseconds (first attempt's
+  start, last attempt's end). Numbers are plain decimals.
+  A slow reader of the results never holds up the running jobs; while 1M of results
+  wait for it, no new job starts. Blank lines are skipped. At the end a summary goes to
+  stderr: jobs, succeeded, failed, timed out, errors, cancelled, not run, wall time,
+  jobs/s. Ctrl-C (or SIGTERM) starts no more jobs, cancels the running ones (their
+  results say "cancelled") and reports the lines that were not run and the command
+  that resumes; the results are still written, unless Ctrl-C comes again once no job
+  is running. With -o FILE the results go to a temporary file beside FILE, renamed to
+  FILE when the batch ends; an -o that is the jobs file is refused.
+
+Other:
+  -h, --help               show this help and exit
+  --version                show the version and exit
+
+Values: --name VALUE or --name=VALUE (and -jN, -oFILE). DURATION is in seconds with an
+optional fraction (0.5, 2) or a unit (500ms, 2s, 1m, 1h). SIZE is in bytes or with K, M
+or G (powers of 1024).
+
+Exit status, one command:
+  N        the command's own exit status
+  124      the command timed out (wall or idle), as with GNU timeout
+  125      the sandbox itself failed (e.g. the driver could not start)
+  126      the command was found but could not be executed
+  127      the command was not found
+  128+N    the command was killed by signal N
+  130, 143 sandbox-run was interrupted by SIGINT or SIGTERM (the command was stopped)
+  2        bad usage: a bad option or value (one line on stderr names it)
+Exit status, batch:
+  0 every job succeeded, 1 some did not (or a line was bad, or --halt stopped it),
+  2 bad usage, 125 --strict refused a setting of the command line,
+  130 (143) interrupted by SIGINT (SIGTERM).
+)";
+}
+
+}  // namespace sandbox::cli
