@@ -17,6 +17,7 @@
 // as skipped. Exits 3 when an isolating driver's median ratio is above 1.10.
 #include "sys/cgroup.hpp"
 #include "drivers/plans.hpp"
+#include "drivers/runner.hpp"
 #include "drivers/seccomp_profile.hpp"
 #include "drivers/support.hpp"
 #include <sandbox/sandbox.hpp>

@@ -2,7 +2,7 @@
 #include <sandbox/command_runner.hpp>
 #include <sandbox/errors.hpp>
 
-#include "drivers/runners.hpp"
+#include "drivers/runner.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -70,8 +70,7 @@ boost::system::error_code to_error_code(std::exception_ptr ep) noexcept
 
 std::unique_ptr<command_runner> make_runner(execution_policy policy, driver d, driver_options options)
 {
-    if (d == driver::host) return detail::make_host_runner(std::move(policy), std::move(options));
-    return detail::make_isolating_runner(std::move(policy), std::move(options), d);
+    return detail::make_driver_runner(std::move(policy), std::move(options), d);
 }
 
 std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string_view driver_name,

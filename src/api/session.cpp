@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "drivers/plans.hpp"
+#include "drivers/driver_spec.hpp"
+#include "drivers/runner.hpp"
 #include "drivers/run_record.hpp"
 #include "drivers/support.hpp"
 #include "sys/mounts.hpp"
@@ -78,9 +79,10 @@ constexpr const char* state_mount = "/mnt/.sandbox-session";
 session::session(execution_policy policy, driver d, driver_options options, session_options settings)
     : policy_(std::move(policy)), driver_(d)
 {
-    const bool isolating = d != driver::host;
-    // Under a root caller commands run unprivileged (except on the host): the dirs are theirs.
-    const bool chown_it = ::geteuid() == 0 && d != driver::host;
+    const auto& spec = detail::spec_of(d);
+    const bool isolating = spec.isolating;
+    // Under a root caller commands of an isolating driver run unprivileged: the dirs are theirs.
+    const bool chown_it = ::geteuid() == 0 && isolating;
     const auto [uid, gid] = detail::command_ids(d, options);
 
     const auto name = "sandbox-session-" + detail::random_sandbox_name().substr(8);
@@ -119,7 +121,7 @@ session::session(execution_policy policy, driver d, driver_options options, sess
                                    "Failed to start session: the session directory " + dir_.string() +
                                    " cannot be mounted (its path holds ':')");
             options.extra_mounts.push_back({(dir_ / "state").string(), state_mount, "rw"});
-            state_path_ = d == driver::firejail ? (dir_ / "state").string() : state_mount;
+            state_path_ = spec.host_paths ? (dir_ / "state").string() : state_mount;
         } else {
             state_path_ = (dir_ / "state").string();
         }

@@ -3,7 +3,15 @@
 // from the few host directories programs need; the work dir at /work.
 #include "drivers/plans.hpp"
 
+#include "drivers/driver_spec.hpp"
+#include "drivers/resources.hpp"
+#include "drivers/run_record.hpp"
+#include "drivers/runner.hpp"
+#include "sys/setid_filter.hpp"
+
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace sandbox::detail {
 
@@ -83,5 +91,55 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
     a.insert(a.end(), argv.begin(), argv.end());
     return a;
 }
+
+namespace {
+
+void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
+{
+    if (!res.cgroup && s.prlimit.empty()) fail_launch(ctx, "prlimit (util-linux) not found", errc::driver_unavailable);
+    if (s.idmapped_binds.empty()) return;
+    // Writable paths shown through idmapped mounts may belong to root: set-id files made
+    // there are refused by a filter bwrap loads (--seccomp, opened by the prelude).
+    const auto filter = res.record.dir() / "setid.bpf";
+    const int fd = ::open(filter.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    auto why = fd < 0 ? std::error_code(errno, std::system_category()).message() : write_setid_filter(fd);
+    if (fd >= 0) ::close(fd);
+    if (!why.empty()) fail_launch(ctx, "cannot write the set-id filter " + filter.string() + ": " + why);
+    s.setid_filter = filter.string();
+}
+
+launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& argv)
+{
+    launch_plan plan;
+    plan.argv = bubblewrap_argv(s, ctx.policy, argv);
+    plan.env = {"PATH=" + std::string(default_sandbox_path)};  // bwrap --clearenv's inside
+    return plan;
+}
+
+// bwrap's own failures exit 1 with "bwrap: ..."; one it cannot execute is start_failure's.
+void check_result(const driver_context& ctx, const exec_result& r, const run_resources&)
+{
+    if (r.exit_code == 1 && r.err.rfind("bwrap: ", 0) == 0 && r.err.rfind("bwrap: execvp ", 0) != 0)
+        fail_launch(ctx, engine_error_line(r.err));
+}
+
+std::string start_failure(int exit_code, const std::string& line, const std::string& command)
+{
+    const std::string prefix = "bwrap: execvp " + command + ": ";
+    if (exit_code != 1 || line.size() <= prefix.size() || line.compare(0, prefix.size(), prefix) != 0) return {};
+    return line.substr(prefix.size());
+}
+
+capabilities caps(const driver_context&) { return {isolation::namespaces, true, cgroups_usable(), true, true}; }
+
+command_user user(const driver_options&, bool) { return {sandbox_uid(), sandbox_gid(), {}}; }
+
+}  // namespace
+
+constinit const driver_spec bubblewrap_driver{
+    .id = driver::bubblewrap, .tool = "bwrap", .binary_variable = "BWRAP_BIN", .isolating = true,
+    .runs_unprivileged = true, .binds_work_dir_over_base = true, .makes_tmpfs = true, .caps = caps,
+    .on_create = [](const driver_context&) { sweep_dead_runs_once(); }, .plan = isolated_plan, .user = user,
+    .prepare = prepare, .command_line = command_line, .check_result = check_result, .start_failure = start_failure};
 
 }  // namespace sandbox::detail

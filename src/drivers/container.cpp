@@ -2,7 +2,12 @@
 // docker and podman: one container per execution, removed afterwards.
 #include "drivers/plans.hpp"
 
+#include "drivers/driver_spec.hpp"
 #include "drivers/orphans.hpp"
+#include "drivers/resources.hpp"
+#include "drivers/runner.hpp"
+#include "drivers/seccomp_profile.hpp"
+#include <sandbox/environment.hpp>
 
 namespace sandbox::detail {
 
@@ -68,5 +73,89 @@ std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool pod
     if (podman) a.insert(a.end(), {"-t", "0"});
     return a;
 }
+
+namespace {
+
+bool podman(const driver_context& ctx) { return ctx.spec.id == driver::podman; }
+
+void sweep(const driver_context& ctx)
+{
+    sweep_dead_runs_once();
+    try {
+        sweep_orphans_once(resolve_binary(ctx.options.binary, ctx.spec.binary_variable, ctx.spec.tool, ctx.spec.tool),
+                           podman(ctx), env_strings(current_environment()));
+    } catch (...) {  // no engine binary: the launch will say so
+    }
+}
+
+void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
+{
+    if (ctx.options.work_dir.empty() && ctx.policy.base_dir().native().find(':') != std::string::npos)
+        fail_launch(ctx, "base directory " + ctx.policy.base_dir().string() + " contains ':', which -v cannot mount",
+                    errc::bad_working_directory);
+    if (ctx.options.image.empty() || ctx.options.image.front() == '-')
+        fail_launch(ctx, "image name \"" + ctx.options.image + "\" is not valid");
+    // Not beside the work dir: the base dir holds work dirs and nothing else.
+    s.cid_file = (res.record.dir() / "cid").string();
+    res.cid_file = s.cid_file;
+    // podman's default profile needs user namespaces; an idmapped path needs set-id files refused.
+    if (podman(ctx) || res.idmapped > 0) {
+        std::string why;
+        s.seccomp_profile = seccomp_profile_file(res.idmapped > 0, why).string();
+        if (s.seccomp_profile.empty()) fail_launch(ctx, why);
+    }
+    if (std::string why; auto cg = engine_cgroup::plan(s.name, why)) {
+        s.cgroup_parent = cg->parent();  // else the usage is not available
+        res.container_cgroup.emplace(std::move(*cg));
+    }
+}
+
+launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& argv)
+{
+    launch_plan plan;
+    plan.argv = container_argv(s, ctx.policy, ctx.options, podman(ctx), argv);
+    plan.cleanup_argv = container_cleanup_argv(s, podman(ctx));
+    plan.env = env_strings(current_environment());  // the client's own (DOCKER_HOST...)
+    return plan;
+}
+
+// 125 from the client is an engine failure only if no container was ever created: a
+// command may exit 125 itself, and print anything.
+void check_result(const driver_context& ctx, const exec_result& r, const run_resources& res)
+{
+    if (r.exit_code != 125 || r.timed_out || res.container_created) return;
+    if (r.err.find("Cannot connect to the Docker daemon") != std::string::npos)
+        fail_launch(ctx, "the Docker engine is not running (" + engine_error_line(r.err) + ")");
+    if (r.err.find("No such image") != std::string::npos || r.err.find("image not known") != std::string::npos)
+        fail_launch(ctx, "image " + ctx.options.image + " is not on this machine and is never pulled implicitly; get it "
+                         "with \"" + std::string(ctx.spec.tool) + " pull " + ctx.options.image + "\" (" +
+                         engine_error_line(r.err) + ")");
+    fail_launch(ctx, engine_error_line(r.err));
+}
+
+// tini, the containers' PID 1 (--init), reports a command it cannot execute.
+std::string start_failure(int exit_code, const std::string& line, const std::string& command)
+{
+    if ((exit_code != 126 && exit_code != 127) || line.rfind("[FATAL tini (", 0) != 0) return {};
+    const std::string needle = ")] exec " + command + " failed: ";
+    const auto at = line.find(needle);
+    return at == std::string::npos ? std::string() : line.substr(at + needle.size());
+}
+
+capabilities caps(const driver_context&) { return {isolation::container, true, true, true, true}; }
+
+command_user user(const driver_options&, bool) { return {sandbox_uid(), sandbox_gid(), {}}; }
+
+}  // namespace
+
+constinit const driver_spec docker_driver{
+    .id = driver::docker, .tool = "docker", .binary_variable = "DOCKER_BIN", .isolating = true, .container = true,
+    .makes_tmpfs = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
+    .command_line = command_line, .check_result = check_result, .start_failure = start_failure};
+
+constinit const driver_spec podman_driver{
+    .id = driver::podman, .tool = "podman", .binary_variable = "PODMAN_BIN", .isolating = true, .container = true,
+    .makes_tmpfs = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
+    .command_line = command_line, .check_result = check_result, .start_failure = start_failure};
 
 }  // namespace sandbox::detail

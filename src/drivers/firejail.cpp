@@ -6,11 +6,17 @@
 // that world-writable host sockets are out of reach too.
 #include "drivers/plans.hpp"
 
+#include "drivers/driver_spec.hpp"
+#include "drivers/resources.hpp"
+#include "drivers/run_record.hpp"
+#include "drivers/runner.hpp"
+
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -58,14 +64,6 @@ firejail_user firejail_account(const std::string& name)
     return u;
 }
 
-std::pair<uid_t, gid_t> command_ids(driver d, const driver_options& options)
-{
-    if (d == driver::firejail && ::geteuid() == 0) {
-        const auto acct = firejail_account(options.firejail_user);
-        if (acct.problem.empty()) return {acct.uid, acct.gid};
-    }
-    return {sandbox_uid(), sandbox_gid()};
-}
 
 std::filesystem::path base_to_hide(const std::filesystem::path& base, const std::vector<mount>& mounts)
 {
@@ -167,5 +165,95 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
     a.insert(a.end(), argv.begin(), argv.end());
     return a;
 }
+
+namespace {
+
+// The helper that loads the set-id filter in the jail: $SANDBOX_SECCOMP_EXEC, else where the
+// library installed it (never a build tree, which others may write to). Empty if missing.
+std::string seccomp_exec_path()
+{
+    const char* env = std::getenv("SANDBOX_SECCOMP_EXEC");
+    std::string p = env && *env ? env : SANDBOX_SECCOMP_EXEC;
+    return p.front() == '/' && ::access(p.c_str(), X_OK) == 0 ? p : std::string();
+}
+
+void prepare(const driver_context& ctx, sandbox_setup& s, run_resources&)
+{
+    struct stat st {};
+    if (ctx.root && !ctx.options.work_dir.empty() && ::stat(s.work_dir.c_str(), &st) == 0 && st.st_uid != s.uid)
+        fail_launch(ctx, "work dir " + s.work_dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
+                             "; firejail runs as uid " + std::to_string(s.uid) + " (" + ctx.options.firejail_user +
+                             ") and only takes a directory that uid owns",
+                    errc::bad_working_directory);
+    if (!s.idmapped_binds.empty()) {
+        s.seccomp_exec = seccomp_exec_path();
+        if (s.seccomp_exec.empty())
+            fail_launch(ctx, "writable path " + s.idmapped_binds.front().second + " is not owned by uid " +
+                                 std::to_string(s.uid) + " (" + ctx.options.firejail_user + "), so set-id files must "
+                                 "be refused there, which needs sandbox-seccomp-exec (installed with the library at " +
+                                 std::string(SANDBOX_SECCOMP_EXEC) + ", or named by SANDBOX_SECCOMP_EXEC); it was not found",
+                        errc::driver_unavailable);
+        if (auto why = firejail_path_problem(s.seccomp_exec); !why.empty())
+            fail_launch(ctx, "sandbox-seccomp-exec at " + s.seccomp_exec + " cannot be given to firejail: " + why,
+                        errc::driver_unavailable);
+    }
+    // Fail closed: a path firejail would glob could open more of the host than asked.
+    auto check = [&](const std::string& path, const char* what) {
+        if (auto why = firejail_path_problem(path); !why.empty())
+            fail_launch(ctx, std::string(what) + " " + path + " cannot be given to firejail: " + why,
+                        make_error_code(boost::system::errc::invalid_argument));
+    };
+    check(s.work_dir.string(), "work dir");
+    for (const auto& m : s.mounts) check(m.host, m.read_only() ? "readable path" : "writable path");
+    s.host_writable_mounts = writable_host_mounts();
+    for (const auto& m : s.host_writable_mounts) check(m, "the writable host mount");
+    const auto& base = ctx.options.work_dir.empty() ? ctx.policy.base_dir() : ctx.options.work_dir.parent_path();
+    s.hidden_base_dir = base_to_hide(base, s.mounts);
+    if (!s.hidden_base_dir.empty()) check(s.hidden_base_dir.string(), "base directory");
+}
+
+launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& argv)
+{
+    launch_plan plan;
+    plan.argv = firejail_argv(s, ctx.policy, argv);
+    plan.env = env_strings(s.env);  // firejail hands its environment to the command
+    return plan;
+}
+
+void check_result(const driver_context& ctx, const exec_result& r, const run_resources&)
+{
+    if (r.exit_code == 125 && r.err.rfind("sandbox: cannot bind ", 0) == 0) fail_launch(ctx, engine_error_line(r.err));
+}
+
+// The command runs through a shell, through env -C with a cwd, and through
+// sandbox-seccomp-exec with the set-id filter: each reports it in its own words.
+std::string start_failure(int exit_code, const std::string& line, const std::string& command)
+{
+    if (exit_code != 126 && exit_code != 127) return {};
+    for (const auto& prefix : {"/bin/sh: 1: " + command + ": ", "env: '" + command + "': ",
+                               "sandbox: cannot execute " + command + ": "})
+        if (line.size() > prefix.size() && line.compare(0, prefix.size(), prefix) == 0) return line.substr(prefix.size());
+    return {};
+}
+
+capabilities caps(const driver_context& ctx)
+{
+    return {isolation::namespaces, true, cgroups_usable(), false, ctx.root};
+}
+
+command_user user(const driver_options& options, bool root)
+{
+    if (!root) return {sandbox_uid(), sandbox_gid(), {}};
+    const auto account = firejail_account(options.firejail_user);
+    return {account.uid, account.gid, account.problem};
+}
+
+}  // namespace
+
+constinit const driver_spec firejail_driver{
+    .id = driver::firejail, .tool = "firejail", .binary_variable = "FIREJAIL_BIN", .isolating = true,
+    .host_paths = true, .runs_unprivileged = true, .caps = caps,
+    .on_create = [](const driver_context&) { sweep_dead_runs_once(); }, .plan = isolated_plan, .user = user,
+    .prepare = prepare, .command_line = command_line, .check_result = check_result, .start_failure = start_failure};
 
 }  // namespace sandbox::detail

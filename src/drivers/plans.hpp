@@ -82,10 +82,6 @@ struct firejail_user {
 };
 firejail_user firejail_account(const std::string& name);
 
-/// The uid:gid a command of driver `d` runs as: the firejail account under a root caller,
-/// else sandbox_uid()/sandbox_gid(). What a work dir kept between runs must belong to.
-std::pair<uid_t, gid_t> command_ids(driver d, const driver_options& options);
-
 /// The base dir when firejail must --blacklist it (other executions' work dirs live there,
 /// owned by the same account); empty when --private-tmp already hides it or when hiding it
 /// would hide a path the policy mounts.

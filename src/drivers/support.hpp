@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
-// Pieces every isolating driver needs: finding its binary, the private work dir, the
-// mounts a policy asks for, and the environment inside.
+// Pieces the drivers share: finding a tool (support.cpp), the environment inside
+// (support.cpp), the private work dir (work_dir.cpp) and the host paths a run mounts
+// (mount_list.cpp).
 #ifndef SANDBOX_SRC_DRIVERS_SUPPORT_HPP
 #define SANDBOX_SRC_DRIVERS_SUPPORT_HPP
 
+#include <sandbox/errors.hpp>
 #include <sandbox/exec_result.hpp>
 #include <sandbox/execution_policy.hpp>
 #include <sandbox/mount.hpp>
@@ -16,6 +18,13 @@
 #include <vector>
 
 namespace sandbox::detail {
+
+/// The message of errno `err`.
+std::string errno_text(int err);
+
+/// Throws launch_error "Failed to start <error_name>: <why>".
+[[noreturn]] void fail_start(std::string_view error_name, const std::string& why,
+                             boost::system::error_code code = errc::driver_unavailable);
 
 /// PATH inside a sandbox when the policy does not set one.
 inline constexpr std::string_view default_sandbox_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

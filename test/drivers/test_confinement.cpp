@@ -5,6 +5,7 @@
 #include "driver_fixture.hpp"
 
 #include "drivers/plans.hpp"
+#include "drivers/runner.hpp"
 
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>

@@ -4,6 +4,7 @@
 #include "driver_fixture.hpp"
 
 #include "drivers/plans.hpp"
+#include "drivers/runner.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>

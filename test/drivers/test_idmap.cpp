@@ -104,6 +104,7 @@ BOOST_AUTO_TEST_CASE(set_id_modes_are_refused_and_plain_ones_are_not)
 BOOST_AUTO_TEST_SUITE_END()
 
 #include "drivers/plans.hpp"
+#include "drivers/runner.hpp"
 #include "drivers/run_record.hpp"
 
 #include <boost/test/data/test_case.hpp>

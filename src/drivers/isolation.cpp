@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSL-1.0
+// What the isolating drivers share: a private work dir, the mounts, the environment, the
+// limits and cgroups prepared for one run, then the driver's own command line; everything
+// the run owns is released by the plan's cleanup, whatever happens.
+#include "drivers/driver_spec.hpp"
+
+#include "drivers/plans.hpp"
+#include "drivers/resources.hpp"
+#include "drivers/support.hpp"
+#include "sys/idmap.hpp"
+#include "sys/mounts.hpp"
+#include <sandbox/errors.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+
+namespace sandbox::detail {
+
+void run_resources::release() noexcept
+{
+    try {
+        if (cgroup) usage = cgroup->usage();
+        if (container_cgroup) usage = container_cgroup->settle_and_read();
+    } catch (...) {  // not measured: the removal matters more
+    }
+    cgroup.reset();  // kills what is left inside, then removes it
+    container_cgroup.reset();
+    if (!work_dir.empty()) {
+        if (work_dir_mounted) detach_mount(work_dir);
+        remove_tree(work_dir);
+    }
+    work_dir.clear();
+    work_dir_mounted = false;
+    if (!cid_file.empty()) {
+        container_created = ::access(cid_file.c_str(), F_OK) == 0;
+        ::unlink(cid_file.c_str());
+        cid_file.clear();
+    }
+    record.release();  // last: until now a sweep would have had something to clean
+}
+
+bool cgroups_usable()
+{
+    static const bool usable = [] {
+        std::string why;
+        auto probe = cgroup_limits::create(random_sandbox_name(), 64ull << 20, 16, why);
+        return probe.has_value();
+    }();
+    return usable;
+}
+
+void fail_launch(const driver_context& ctx, const std::string& why, boost::system::error_code code)
+{
+    throw launch_error(code, "Failed to start " + std::string(ctx.spec.tool) + ": " + why);
+}
+
+// docker ends with a "Run 'docker run --help'" hint and may start with "Unable to find
+// image ... locally".
+std::string engine_error_line(const std::string& err)
+{
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < err.size()) {
+        auto end = err.find('\n', start);
+        if (end == std::string::npos) end = err.size();
+        if (end > start) lines.push_back(err.substr(start, end - start));
+        start = end + 1;
+    }
+    std::string reason = lines.empty() ? std::string() : lines.back();
+    [&] {
+        for (const char* marker : {"Cannot connect", "Error response from daemon", "docker: ", "Error: "})
+            for (const auto& line : lines)
+                if (line.find(marker) != std::string::npos) {
+                    reason = line;
+                    return;
+                }
+    }();
+    // "Unable to find image 'x' locally" names the image; the daemon's reason does not.
+    for (const auto& line : lines)
+        if (line.find("Unable to find image") != std::string::npos && line != reason) return line + ": " + reason;
+    return reason;
+}
+
+namespace {
+
+// Under a root caller the command runs as s.uid, so a writable path it does not own is
+// shown to it through an idmapped mount: the owner appears as s.uid, and what the command
+// creates there stays the owner's on the host (the path's owner and mode never change).
+// The mount is attached below the run's record (0700); the driver binds it from there and,
+// as the owner may be root, keeps the command from making set-id files (its prepare step).
+void idmap_writable_paths(const driver_context& ctx, sandbox_setup& s, run_resources& res)
+{
+    for (auto& m : s.mounts) {
+        struct stat st {};
+        if (m.read_only() || ::stat(m.host.c_str(), &st) != 0 || st.st_uid == s.uid) continue;  // missing: the tool says so
+        const auto writable = [&] { return "writable path " + m.host + " (owned by uid " + std::to_string(st.st_uid) + ")"; };
+        if (!S_ISDIR(st.st_mode))
+            fail_launch(ctx, writable() + " is not a directory: as root, only a directory can be made writable for uid " +
+                                 std::to_string(s.uid) + ", which the command runs as",
+                        make_error_code(boost::system::errc::invalid_argument));
+        const auto staged = res.record.dir() / ("rw" + std::to_string(res.idmapped++));
+        if (::mkdir(staged.c_str(), 0700) != 0)
+            fail_launch(ctx, "cannot create " + staged.string() + ": " + std::error_code(errno, std::system_category()).message());
+        if (auto why = attach_idmapped(m.host, staged, {st.st_uid, st.st_gid}, {s.uid, s.gid}); !why.empty())
+            fail_launch(ctx, writable() + " cannot be made writable for uid " + std::to_string(s.uid) + ": " + why);
+        if (ctx.spec.container) m.host = staged.string();
+        else s.idmapped_binds.emplace_back(staged.string(), m.host);
+    }
+}
+
+// The disk limit: /tmp is a tmpfs of that size on every driver (see the plans), and so
+// is /work: mounted over the work dir by a root caller (so sessions keep theirs), else
+// made by the tool itself.
+void bound_disk(const driver_context& ctx, sandbox_setup& s, run_resources& res, std::uint64_t bytes)
+{
+    s.disk_bytes = bytes;
+    auto refuse = [&](const std::string& why) {
+        fail_launch(ctx, "disk_limit " + *ctx.policy.disk_limit() + " cannot be enforced: " + why, errc::limit_not_enforced);
+    };
+    if (!ctx.options.work_dir.empty()) {
+        // A session's work dir is bounded by the session; one the caller made is not ours to cover.
+        if (!is_mount_root(s.work_dir) && !is_mount_root(s.work_dir.parent_path()))
+            refuse("the work dir " + s.work_dir.string() + " was given by the caller and is not a bounded mount");
+        return;
+    }
+    if (ctx.root) {
+        if (auto why = mount_bounded_tmpfs(s.work_dir, bytes, s.uid, s.gid); !why.empty()) refuse(why);
+        res.work_dir_mounted = true;
+    } else if (!ctx.spec.makes_tmpfs) {
+        refuse(std::string(ctx.spec.tool) + " cannot mount a bounded /work or /tmp for an unprivileged caller");
+    } else {
+        s.work_tmpfs = true;
+    }
+}
+
+// The tool starts unprivileged under a root caller and must reach the work dir by its path.
+void check_reachable(const driver_context& ctx, sandbox_setup& s, const std::filesystem::path& base)
+{
+    const auto abs_base = std::filesystem::absolute(base).lexically_normal();
+    // A private base dir (0700) is no obstacle to a tool that binds the work dir over it first.
+    if (ctx.spec.binds_work_dir_over_base && ctx.options.work_dir.empty() && abs_base.has_parent_path() &&
+        abs_base != abs_base.root_path() && !first_unsearchable(base, s.uid, s.gid).empty() &&
+        first_unsearchable(abs_base.parent_path(), s.uid, s.gid).empty())
+        s.work_alias = abs_base;
+    else if (auto blocked = first_unsearchable(base, s.uid, s.gid); !blocked.empty())
+        fail_launch(ctx, "base directory " + base.string() + " is not reachable for uid " + std::to_string(s.uid) +
+                             ", which " + std::string(ctx.spec.tool) + " runs as (" + blocked.string() +
+                             " is not searchable by it; use a base dir such as /tmp, or chmod o+x " + blocked.string() + ")",
+                    errc::bad_working_directory);
+    s.drop_to_uid = true;
+    for (auto [tool_path, name] : {std::pair{&s.setpriv, "setpriv"}, {&s.unshare, "unshare"}, {&s.mount_tool, "mount"}}) {
+        *tool_path = find_on_path(name);
+        if (tool_path->empty())
+            fail_launch(ctx, std::string(name) + " (util-linux) not found; it starts " + std::string(ctx.spec.tool) +
+                                 " unprivileged",
+                        errc::driver_unavailable);
+    }
+}
+
+sandbox_setup prepare(const driver_context& ctx, run_resources& res)
+{
+    const auto& spec = ctx.spec;
+    const auto& policy = ctx.policy;
+    const auto& options = ctx.options;
+    sandbox_setup s;
+    s.binary = resolve_binary(options.binary, spec.binary_variable, spec.tool, spec.tool);
+    s.name = random_sandbox_name();
+    const auto user = spec.user(options, ctx.root);
+    if (!user.problem.empty()) fail_launch(ctx, user.problem);
+    s.uid = user.uid;
+    s.gid = user.gid;
+    const auto& base = options.work_dir.empty() ? policy.base_dir() : options.work_dir.parent_path();
+    if (ctx.root && spec.runs_unprivileged) check_reachable(ctx, s, base);
+    if (options.work_dir.empty()) {
+        // Under a root caller the command runs as s.uid, so the work dir must be theirs.
+        s.work_dir = create_work_dir(policy.base_dir(), s.name, ctx.root ? s.uid : static_cast<uid_t>(-1), s.gid, spec.tool);
+        res.work_dir = s.work_dir;
+        res.record = run_record::create(s.name, std::filesystem::absolute(s.work_dir), spec.tool);
+    } else {
+        res.record = run_record::create(s.name, {}, spec.tool);
+        s.work_dir = options.work_dir;
+    }
+    if (const auto disk = policy.disk_limit_bytes()) bound_disk(ctx, s, res, disk);
+    s.mounts = mounts_for(policy, spec.id);
+    for (auto m : options.extra_mounts) {
+        if (m.host.find(':') != std::string::npos || m.container.find(':') != std::string::npos)
+            fail_launch(ctx, "mount " + m.host + " -> " + m.container + " holds ':'",
+                        make_error_code(boost::system::errc::invalid_argument));
+        if (spec.host_paths) m.container = m.host;
+        s.mounts.push_back(std::move(m));
+    }
+    if (spec.container) {
+        // -v ...:ro is read-only at the top only; each submount gets its own.
+        s.mounts = with_read_only_submounts(std::move(s.mounts), host_mounts());
+        for (const auto& m : s.mounts)
+            if (m.host.find(':') != std::string::npos || m.container.find(':') != std::string::npos)
+                fail_launch(ctx, "the mount " + m.host + " below a read-only path holds ':', which -v cannot bind read-only",
+                            make_error_code(boost::system::errc::invalid_argument));
+    }
+    if (ctx.root) idmap_writable_paths(ctx, s, res);
+    s.env = sandbox_environment(policy);
+    if (!spec.container) {
+        std::string why;
+        if (auto cg = cgroup_limits::create(s.name, policy.memory_limit_bytes(), options.pids_limit, why)) {
+            s.limit_prefix = cg->join_prefix();
+            res.cgroup.emplace(std::move(*cg));
+        } else {
+            s.rlimit_as = policy.memory_limit_bytes();  // per process only: see caps()
+            s.prlimit = find_on_path("prlimit");
+        }
+    }
+    spec.prepare(ctx, s, res);
+    return s;
+}
+
+}  // namespace
+
+launch_plan isolated_plan(const driver_context& ctx, const std::vector<std::string>& argv, const exec_options& o)
+{
+    auto resources = std::make_shared<run_resources>();
+    sandbox_setup s = prepare(ctx, *resources);
+    s.env = with_extra_env(std::move(s.env), o.env);
+    if (!o.cwd.empty()) s.cwd = fenced_cwd(s.work_dir, o.cwd, ctx.spec.tool);
+    if (const auto wall = o.timeout.value_or(ctx.policy.timeout()); ctx.spec.container && wall != no_timeout) {
+        // Past this, with a margin for the kill and the removal, the container is an orphan.
+        const auto overdue = std::chrono::system_clock::now() + wall + ctx.options.kill_grace + std::chrono::minutes(1);
+        s.deadline = std::chrono::duration_cast<std::chrono::seconds>(overdue.time_since_epoch()).count();
+    }
+    launch_plan plan = ctx.spec.command_line(ctx, s, argv);
+    plan.cwd = s.work_dir;
+    plan.failure_prefix = "Failed to start " + std::string(ctx.spec.tool);
+    plan.throw_on_start_failure = true;
+    plan.cleanup = [resources] { resources->release(); };
+    plan.measure = [resources, limit = ctx.policy.memory_limit_bytes()](exec_result& r) noexcept {
+        // Not the launcher's wait4: the cgroup's, or nothing.
+        if (!resources->usage) {
+            r.usage = resource_usage{.available = false};
+            return;
+        }
+        const auto& u = *resources->usage;
+        r.usage = resource_usage{u.user_cpu, u.system_cpu, u.peak_bytes, true};
+        const bool killed = !r.timed_out && (r.term_signal == SIGKILL || r.exit_code == 128 + SIGKILL);
+        r.oom_killed = killed && u.oom_seen(limit);
+    };
+    plan.check = [ctx, resources, command = argv.empty() ? std::string() : argv.front()](exec_result& r) {
+        if (!as_start_failure(r, ctx.spec.id, ctx.spec.tool, command)) ctx.spec.check_result(ctx, r, *resources);
+    };
+    return plan;
+}
+
+}  // namespace sandbox::detail

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: BSL-1.0
+// What one run of an isolating driver owns on the host.
+#ifndef SANDBOX_SRC_DRIVERS_RESOURCES_HPP
+#define SANDBOX_SRC_DRIVERS_RESOURCES_HPP
+
+#include "drivers/run_record.hpp"
+#include "sys/cgroup.hpp"
+
+#include <filesystem>
+#include <optional>
+
+namespace sandbox::detail {
+
+/// Released exactly once, after the run or on a failed launch; the destructor releases too.
+struct run_resources {
+    std::filesystem::path work_dir;  ///< empty when the caller provided it
+    bool work_dir_mounted = false;   ///< the disk limit's tmpfs is over it
+    std::optional<cgroup_limits> cgroup;
+    std::optional<engine_cgroup> container_cgroup;  ///< docker and podman: --cgroup-parent
+    std::optional<cgroup_usage> usage;  ///< the command's tree, read before its cgroup goes
+    std::filesystem::path cid_file;     ///< docker and podman write the container id here
+    bool container_created = false;
+    int idmapped = 0;   ///< writable paths shown through idmapped mounts below the record
+    run_record record;  ///< for a later sweep, should this process die before release()
+
+    void release() noexcept;
+    ~run_resources() { release(); }
+};
+
+}  // namespace sandbox::detail
+
+#endif

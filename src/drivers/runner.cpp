@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: BSL-1.0
+// Every driver runs through this one runner: it asks the driver's row for a launch plan and
+// hands it to the process runner, which spawns, times, caps, kills and reaps.
+#include "drivers/runner.hpp"
+
+#include "drivers/driver_spec.hpp"
+#include "drivers/support.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+
+namespace sandbox::detail {
+
+namespace {
+
+class driver_runner final : public command_runner {
+public:
+    driver_runner(execution_policy policy, driver_options options, const driver_spec& spec)
+        : policy_(std::move(policy)), options_(std::move(options)), spec_(spec)
+    {
+        if (spec_.on_create) spec_.on_create(context());
+    }
+
+    const execution_policy& policy() const override { return policy_; }
+
+    capabilities caps() const override { return spec_.caps(context()); }
+
+    void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options o,
+                     execute_handler h) override
+    {
+        launch_plan plan;
+        try {
+            plan = spec_.plan(context(), argv, o);
+        } catch (...) {
+            return complete_later(ex, std::move(h), std::current_exception());
+        }
+        plan.stdin_fd = o.stdin_fd;
+        plan.on_launch = std::move(o.on_launch);
+        start_process(std::move(ex), std::move(plan), limits_for(policy_, options_, o), std::move(o.stdin_data),
+                      std::move(o.on_output), std::move(h));
+    }
+
+    process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& o) override
+    {
+        return start_long_lived(std::move(ex), spec_.plan(context(), argv, o), limits_for(policy_, options_, o));
+    }
+
+    launch_preview preview(std::vector<std::string> argv, const exec_options& o) const override
+    {
+        auto plan = spec_.plan(context(), argv, o);
+        if (plan.cleanup) plan.cleanup();  // nothing ran: the work dir, cgroups and record go at once
+        return {std::move(plan.argv), std::move(plan.env), std::move(plan.cwd)};
+    }
+    using command_runner::preview;
+
+private:
+    driver_context context() const { return {spec_, policy_, options_, ::geteuid() == 0}; }
+
+    execution_policy policy_;
+    driver_options options_;
+    const driver_spec& spec_;
+};
+
+// Milliseconds to nanoseconds without overflowing (a timeout of centuries is "never"), and
+// never negative.
+std::chrono::nanoseconds to_ns(std::chrono::milliseconds ms)
+{
+    constexpr auto max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds::max());
+    if (ms <= std::chrono::milliseconds::zero()) return std::chrono::nanoseconds::zero();
+    if (ms >= max_ms) return std::chrono::nanoseconds::max();
+    return ms;
+}
+
+}  // namespace
+
+std::unique_ptr<command_runner> make_driver_runner(execution_policy policy, driver_options options, driver d)
+{
+    return std::make_unique<driver_runner>(std::move(policy), std::move(options), spec_of(d));
+}
+
+std::vector<std::string> env_strings(const env_list& env)
+{
+    std::vector<std::string> out;
+    out.reserve(env.size());
+    for (const auto& [name, value] : env) out.push_back(name + '=' + value);
+    return out;
+}
+
+run_limits limits_for(const execution_policy& policy, const driver_options& options, const exec_options& o)
+{
+    run_limits limits;
+    limits.timing.wall = to_ns(o.timeout.value_or(policy.timeout()));
+    if (policy.idle_timeout()) limits.timing.idle = to_ns(*policy.idle_timeout());
+    limits.timing.kill_grace = to_ns(options.kill_grace);
+    limits.timing.drain = to_ns(options.drain_timeout);
+    limits.timing.exit_watch_delay = std::chrono::milliseconds(50);
+    limits.stdout_cap = policy.stdout_limit_bytes();
+    limits.stderr_cap = policy.stderr_limit_bytes();
+    return limits;
+}
+
+std::pair<uid_t, gid_t> command_ids(driver d, const driver_options& options)
+{
+    const auto& spec = spec_of(d);
+    if (spec.user)
+        if (auto user = spec.user(options, ::geteuid() == 0); user.problem.empty()) return {user.uid, user.gid};
+    return {sandbox_uid(), sandbox_gid()};
+}
+
+}  // namespace sandbox::detail
