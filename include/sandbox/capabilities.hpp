@@ -2,6 +2,8 @@
 #ifndef SANDBOX_CAPABILITIES_HPP
 #define SANDBOX_CAPABILITIES_HPP
 
+#include <sandbox/detail/export.hpp>
+
 #include <string_view>
 
 namespace sandbox {
@@ -10,7 +12,7 @@ namespace sandbox {
 /// code can compare with >=.
 enum class isolation { none, namespaces, container };
 
-std::string_view to_string(isolation i) noexcept;
+SANDBOX_DECL std::string_view to_string(isolation i) noexcept;
 
 /// What a runner really enforces, as opposed to what its policy asks for.
 struct capabilities {

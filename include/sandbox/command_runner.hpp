@@ -4,6 +4,7 @@
 
 #include <sandbox/capabilities.hpp>
 #include <sandbox/detail/config.hpp>
+#include <sandbox/detail/export.hpp>
 #include <sandbox/driver.hpp>
 #include <sandbox/driver_options.hpp>
 #include <sandbox/exec_result.hpp>
@@ -47,7 +48,7 @@ namespace sandbox {
 /// \par Thread safety
 /// Executions may be started concurrently, from any number of coroutines on one io_context
 /// run by any number of threads. Each execution keeps its state on its own strand.
-class command_runner {
+class SANDBOX_DECL command_runner {
 public:
     using execute_signature = void(std::exception_ptr, exec_result);
     using execute_handler = asio::any_completion_handler<execute_signature>;
@@ -89,22 +90,24 @@ public:
 };
 
 /// A runner for `d`. Never throws because a driver binary is missing; execute() does.
-std::unique_ptr<command_runner> make_runner(execution_policy policy, driver d, driver_options options = {});
+SANDBOX_DECL std::unique_ptr<command_runner> make_runner(execution_policy policy, driver d,
+                                                         driver_options options = {});
 
 /// The same by name; throws std::invalid_argument
 /// "Unsupported sandbox driver: <name>. Allowed: host, docker, podman, firejail, bubblewrap".
-std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string_view driver_name,
-                                            driver_options options = {});
+SANDBOX_DECL std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string_view driver_name,
+                                                         driver_options options = {});
 
 /// Runs one command to completion on a private io_context.
-exec_result run_sync(command_runner& runner, std::vector<std::string> argv,
-                     std::optional<std::string> stdin_data = std::nullopt, output_callback on_output = {});
+SANDBOX_DECL exec_result run_sync(command_runner& runner, std::vector<std::string> argv,
+                                  std::optional<std::string> stdin_data = std::nullopt,
+                                  output_callback on_output = {});
 
 namespace detail {
 
 /// The error code an execution's exception stands for: the launch_error's or
 /// system_error's own code, else errc::callback_failed (the output callback threw).
-boost::system::error_code to_error_code(std::exception_ptr ep) noexcept;
+SANDBOX_DECL boost::system::error_code to_error_code(std::exception_ptr ep) noexcept;
 
 // Calls a void(error_code, exec_result) handler from the runner's void(exception_ptr,
 // exec_result) completion; the handler's associated executor, allocator and cancellation

@@ -3,6 +3,7 @@
 #define SANDBOX_EXEC_RESULT_HPP
 
 #include <sandbox/detail/config.hpp>
+#include <sandbox/detail/export.hpp>
 
 #include <boost/json/fwd.hpp>
 #include <boost/system/error_code.hpp>
@@ -24,7 +25,7 @@ inline constexpr int command_not_found = 127;  ///< the command could not be sta
 /// Which clock ended a timed-out execution.
 enum class timeout_reason { wall, idle };
 
-std::string_view to_string(timeout_reason r) noexcept;
+SANDBOX_DECL std::string_view to_string(timeout_reason r) noexcept;
 
 /// Resource usage of the command's whole process tree, never of the driver's launcher.
 /// host: the main process and the children it waited for (wait4). bubblewrap, firejail,
@@ -42,7 +43,7 @@ struct resource_usage {
 };
 
 /// The outcome of one execution. A non-zero exit is a result, not an error.
-struct exec_result {
+struct SANDBOX_DECL exec_result {
     std::string out;                       ///< retained tail of stdout
     std::string err;                       ///< retained tail of stderr
     int exit_code = 0;                     ///< exit status; 128+N if killed by signal N; 124 on timeout
@@ -76,8 +77,8 @@ struct exec_result {
 // value_to accepts any subset of these keys (missing ones take defaults; "success" is
 // derived and ignored; a null usage is one not available) and throws std::invalid_argument
 // naming a bad key.
-void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const exec_result& r);
-exec_result tag_invoke(const boost::json::value_to_tag<exec_result>&, const boost::json::value& jv);
+SANDBOX_DECL void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const exec_result& r);
+SANDBOX_DECL exec_result tag_invoke(const boost::json::value_to_tag<exec_result>&, const boost::json::value& jv);
 
 }  // namespace sandbox
 

@@ -3,6 +3,7 @@
 #define SANDBOX_EXECUTION_POLICY_HPP
 
 #include <sandbox/detail/config.hpp>
+#include <sandbox/detail/export.hpp>
 
 #include <boost/json/fwd.hpp>
 
@@ -55,7 +56,7 @@ inline const std::optional<std::chrono::milliseconds> no_idle_timeout{};
 ///
 /// Clamps: timeouts below 1 ms become 1 ms; output caps below 1024 bytes become 1024.
 /// The memory limit is normalized to whole MiB ("1G" -> "1024M", "512k" -> "1M").
-class execution_policy {
+class SANDBOX_DECL execution_policy {
 public:
     static constexpr std::size_t min_output_cap = 1024;
     static constexpr std::size_t default_output_cap = 1048576;
@@ -138,11 +139,12 @@ private:
 // string such as "256M", or null).
 // Missing keys take defaults; an unknown key or a wrong type throws std::invalid_argument
 // naming the key.
-void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const execution_policy& p);
-execution_policy tag_invoke(const boost::json::value_to_tag<execution_policy>&, const boost::json::value& jv);
+SANDBOX_DECL void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const execution_policy& p);
+SANDBOX_DECL execution_policy tag_invoke(const boost::json::value_to_tag<execution_policy>&,
+                                         const boost::json::value& jv);
 
 /// Applies the keys present in `jv` (an object) over `base`. Same errors as value_to.
-[[nodiscard]] execution_policy apply_json(const execution_policy& base, const boost::json::value& jv);
+[[nodiscard]] SANDBOX_DECL execution_policy apply_json(const execution_policy& base, const boost::json::value& jv);
 
 }  // namespace sandbox
 

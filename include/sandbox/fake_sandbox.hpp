@@ -3,6 +3,7 @@
 #define SANDBOX_FAKE_SANDBOX_HPP
 
 #include <sandbox/command_runner.hpp>
+#include <sandbox/detail/export.hpp>
 
 #include <map>
 #include <memory>
@@ -19,7 +20,7 @@ namespace sandbox {
 /// std::runtime_error "fake_sandbox has no response for command: <key>". The callback gets
 /// (out, stdout) then (err, stderr), each skipped when empty. Safe to use from several
 /// threads.
-class fake_sandbox final : public command_runner {
+class SANDBOX_DECL fake_sandbox final : public command_runner {
 public:
     using response_map = std::map<std::string, std::vector<exec_result>>;
 

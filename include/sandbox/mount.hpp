@@ -2,6 +2,7 @@
 #ifndef SANDBOX_MOUNT_HPP
 #define SANDBOX_MOUNT_HPP
 
+#include <sandbox/detail/export.hpp>
 #include <sandbox/driver.hpp>
 
 #include <string>
@@ -32,7 +33,7 @@ struct mount {
 /// mount elsewhere (`out -> /etc`). Pass the real path to mount what a link points to.
 /// Writable ones first, as `/mnt/rw<i>` ("rw"), then readable ones as `/mnt/ro<i>` ("ro");
 /// under firejail and on the host they keep their host paths.
-std::vector<mount> mounts_for(const execution_policy& policy, driver d);
+SANDBOX_DECL std::vector<mount> mounts_for(const execution_policy& policy, driver d);
 
 }  // namespace sandbox
 

@@ -3,6 +3,7 @@
 #define SANDBOX_PROCESS_HPP
 
 #include <sandbox/detail/config.hpp>
+#include <sandbox/detail/export.hpp>
 #include <sandbox/exec_result.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -39,7 +40,7 @@ struct process_state;
 /// \par Thread safety
 /// One write and one read may be outstanding at a time (as with an Asio socket);
 /// stderr_tail(), running(), kill() and wait() may be called from any thread.
-class process {
+class SANDBOX_DECL process {
 public:
     using executor_type = asio::any_io_executor;
     /// The signature of async_read_some and async_write_some.

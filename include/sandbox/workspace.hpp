@@ -2,6 +2,7 @@
 #ifndef SANDBOX_WORKSPACE_HPP
 #define SANDBOX_WORKSPACE_HPP
 
+#include <sandbox/detail/export.hpp>
 #include <sandbox/detail/unique_fd.hpp>
 
 #include <sys/types.h>
@@ -69,7 +70,7 @@ struct limited_read {
 /// Every member function except set_mount_alias() and assignment may be called
 /// concurrently from any number of threads; the object holds no mutable state besides the
 /// alias.
-class workspace {
+class SANDBOX_DECL workspace {
 public:
     /// Opens `root`, which must exist and be a directory; otherwise throws
     /// std::system_error naming it.
