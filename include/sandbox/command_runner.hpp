@@ -50,12 +50,16 @@ namespace sandbox {
 /// run by any number of threads. Each execution keeps its state on its own strand.
 class SANDBOX_DECL command_runner {
 public:
+    /// The completion of async_start(): the result, or the exception that ended the execution.
     using execute_signature = void(std::exception_ptr, exec_result);
+    /// Any handler of execute_signature, type-erased.
     using execute_handler = asio::any_completion_handler<execute_signature>;
 
     virtual ~command_runner();
 
+    /// The policy every execution of this runner follows.
     virtual const execution_policy& policy() const = 0;
+    /// What this runner really enforces of its policy on this machine.
     virtual capabilities caps() const = 0;
 
     /// Starts argv with I/O objects on `ex`; calls `handler` once, through its associated
@@ -79,13 +83,16 @@ public:
     /// directory and add environment variables. Throws launch_error when it cannot start,
     /// or when the runner has no processes (the default).
     virtual process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& options);
+    /// The same with default exec_options.
     process start(asio::any_io_executor ex, std::vector<std::string> argv);
 
     /// What execute() would start for argv, without starting anything: a dry run. The
     /// isolating drivers prepare a run as execute() does (work dir, cgroups, the tool's
     /// checks, so a missing tool throws launch_error here too) and release it at once, so
     /// this blocks: never call it on an io thread. The work dir's name differs from run to run.
+    /// A runner that cannot tell (fake_sandbox, session) throws launch_error.
     virtual launch_preview preview(std::vector<std::string> argv, const exec_options& options) const;
+    /// The same with default exec_options.
     launch_preview preview(std::vector<std::string> argv) const;
 };
 
@@ -165,6 +172,7 @@ inline auto async_execute(command_runner& runner, std::vector<std::string> argv,
 {
     return async_execute(runner, std::move(argv), std::move(options), asio::deferred);
 }
+/// The same with default exec_options and asio::deferred.
 inline auto async_execute(command_runner& runner, std::vector<std::string> argv)
 {
     return async_execute(runner, std::move(argv), exec_options{}, asio::deferred);
@@ -172,6 +180,7 @@ inline auto async_execute(command_runner& runner, std::vector<std::string> argv)
 
 }  // namespace sandbox
 
+/// \cond
 // The adapter passes on the handler's associated executor and allocator, with the
 // candidate the operation offers, as Asio's own binders do.
 template <typename Handler, typename Executor>
@@ -191,5 +200,6 @@ struct boost::asio::associated_allocator<sandbox::detail::error_code_adapter<Han
         return boost::asio::get_associated_allocator(a.handler, al);
     }
 };
+/// \endcond
 
 #endif

@@ -12,9 +12,12 @@ namespace sandbox {
 /// Where a command runs.
 enum class driver { host, docker, podman, firejail, bubblewrap };
 
+/// Every driver, in declaration order (host first), for loops over them.
 inline constexpr std::array<driver, 5> all_drivers{driver::host, driver::docker, driver::podman,
                                                    driver::firejail, driver::bubblewrap};
 
+/// The driver's name, as parse_driver() and `sandbox-run --driver` take it: "host", "docker",
+/// "podman", "firejail" or "bubblewrap".
 SANDBOX_DECL std::string_view to_string(driver d) noexcept;
 
 /// Exact, lower-case names. Anything else throws std::invalid_argument

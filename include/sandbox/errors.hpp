@@ -29,6 +29,8 @@ enum class errc {
 /// The category of sandbox::errc; its name() is "sandbox".
 SANDBOX_DECL const boost::system::error_category& sandbox_category() noexcept;
 
+/// The error code of `e` in sandbox_category(); what lets an errc convert to an error_code
+/// and compare with one.
 inline boost::system::error_code make_error_code(errc e) noexcept
 {
     return {static_cast<int>(e), sandbox_category()};
@@ -39,8 +41,10 @@ SANDBOX_DECL std::string_view to_string(errc e) noexcept;
 
 }  // namespace sandbox
 
+/// \cond
 template <>
 struct boost::system::is_error_code_enum<sandbox::errc> : std::true_type {};
+/// \endcond
 
 namespace sandbox {
 
@@ -50,6 +54,7 @@ namespace sandbox {
 /// "Failed to start docker: /usr/bin/docker: No such file or directory".
 class SANDBOX_DECL launch_error : public boost::system::system_error {
 public:
+    /// A launch error with its kind and the whole message.
     launch_error(boost::system::error_code code, const std::string& message)
         : boost::system::system_error(code, message), message_(message)
     {

@@ -22,11 +22,16 @@ namespace sandbox {
 /// threads.
 class SANDBOX_DECL fake_sandbox final : public command_runner {
 public:
+    /// Canned results by command key, each key's in the order they are returned.
     using response_map = std::map<std::string, std::vector<exec_result>>;
 
+    /// A fake whose policy() is `policy`, answering from `responses`, then from
+    /// `default_response` when set.
     explicit fake_sandbox(execution_policy policy, response_map responses = {},
                           std::optional<exec_result> default_response = std::nullopt);
+    /// Takes over the other's responses and recorded calls.
     fake_sandbox(fake_sandbox&&) noexcept;
+    /// Takes over the other's responses and recorded calls.
     fake_sandbox& operator=(fake_sandbox&&) noexcept;
     ~fake_sandbox() override;
 

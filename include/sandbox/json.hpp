@@ -18,8 +18,9 @@
 
 namespace sandbox {
 
-/// One line of JSON, keys in the documented order.
+/// One line of JSON, keys in the documented order (see tag_invoke() for exec_result).
 SANDBOX_DECL std::string to_json(const exec_result& r);
+/// One line of JSON with the policy's keys (see tag_invoke() for execution_policy).
 SANDBOX_DECL std::string to_json(const execution_policy& p);
 
 /// `boost::json::serialize(v)`, but numbers are written as plain decimals (`0.0025`, never

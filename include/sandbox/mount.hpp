@@ -14,15 +14,17 @@ class execution_policy;
 
 /// A bind mount for container drivers.
 struct mount {
-    std::string host;
-    std::string container;
-    std::string options;  ///< "ro" or "rw"
+    std::string host;       ///< the path on the host
+    std::string container;  ///< where it appears to the command
+    std::string options;    ///< "ro" or "rw"
 
     /// "host:container:options", the form of docker and podman `-v`.
     std::string to_volume_arg() const { return host + ':' + container + ':' + options; }
 
+    /// True for "ro".
     bool read_only() const noexcept { return options == "ro"; }
 
+    /// Equal when every member is.
     friend bool operator==(const mount&, const mount&) = default;
 };
 

@@ -12,6 +12,7 @@ namespace sandbox {
 /// Which output stream a chunk came from.
 enum class stream_kind { out, err };
 
+/// "out" or "err".
 SANDBOX_DECL std::string_view to_string(stream_kind k) noexcept;
 
 /// Receives every chunk of output as it is read, also beyond the output caps and after the
