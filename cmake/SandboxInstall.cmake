@@ -10,6 +10,7 @@ install(TARGETS sandbox EXPORT sandboxTargets
 install(TARGETS sandbox-seccomp-exec RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/sandbox)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/sandbox" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES "${PROJECT_BINARY_DIR}/include/sandbox/version.hpp" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sandbox)
+install(FILES "${PROJECT_BINARY_DIR}/include/sandbox/detail/export.hpp" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sandbox/detail)
 install(EXPORT sandboxTargets NAMESPACE sandbox:: DESTINATION ${SANDBOX_CMAKE_DIR})
 
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/sandboxConfig.cmake.in"
@@ -25,8 +26,10 @@ string(REGEX REPLACE "/$" "" SANDBOX_PC_PREFIX "${SANDBOX_PC_PREFIX}")
 get_target_property(sandbox_type sandbox TYPE)
 if(sandbox_type STREQUAL "STATIC_LIBRARY")
     set(SANDBOX_PC_SECCOMP Requires)  # an archive's users link libseccomp themselves
+    set(SANDBOX_PC_CFLAGS " -DSANDBOX_STATIC_DEFINE")  # SANDBOX_DECL expands to nothing
 else()
     set(SANDBOX_PC_SECCOMP Requires.private)
+    set(SANDBOX_PC_CFLAGS "")
 endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/sandbox.pc.in" "${PROJECT_BINARY_DIR}/sandbox.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/sandbox.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -10,6 +10,8 @@ packages=(
     chromium
     # The .deb and its test: dpkg-shlibdeps (cpack's Depends), file, man, bash completion.
     dpkg-dev file groff-base man-db bash-completion
+    # The API reference (target sandbox_doc) and its test, test_docs.
+    doxygen
 )
 
 missing=()

@@ -2,6 +2,8 @@
 #ifndef SANDBOX_CAPABILITIES_HPP
 #define SANDBOX_CAPABILITIES_HPP
 
+#include <sandbox/detail/export.hpp>
+
 #include <string_view>
 
 namespace sandbox {
@@ -10,16 +12,18 @@ namespace sandbox {
 /// code can compare with >=.
 enum class isolation { none, namespaces, container };
 
-std::string_view to_string(isolation i) noexcept;
+/// The enumerator's name: "none", "namespaces" or "container".
+SANDBOX_DECL std::string_view to_string(isolation i) noexcept;
 
 /// What a runner really enforces, as opposed to what its policy asks for.
 struct capabilities {
-    isolation level = isolation::none;
+    isolation level = isolation::none;  ///< how the command is separated from the host
     bool network_isolated = false;     ///< network off unless the policy enables it
     bool memory_enforced = false;      ///< memory_limit() is a hard limit
     bool filesystem_confined = false;  ///< only /work, /tmp and the policy's paths are writable
     bool disk_enforced = false;        ///< disk_limit() bounds what /work and /tmp can hold
 
+    /// Equal when every member is.
     friend bool operator==(const capabilities&, const capabilities&) = default;
 };
 

@@ -13,10 +13,14 @@ namespace sandbox {
 /// An immutable argument vector: `argv::of({"ls", "-l"}).with("/tmp")`.
 class argv {
 public:
+    /// An empty argument vector.
     argv() = default;
+    /// The program and its arguments, in order.
     explicit argv(std::vector<std::string> items) : items_(std::move(items)) {}
 
+    /// The same as the constructor.
     [[nodiscard]] static argv of(std::vector<std::string> items) { return argv(std::move(items)); }
+    /// From a braced list: `argv::of({"ls", "-l"})`.
     [[nodiscard]] static argv of(std::initializer_list<std::string> items)
     {
         return argv(std::vector<std::string>(items));
@@ -30,10 +34,14 @@ public:
         return argv(std::move(items));
     }
 
+    /// The words, as command_runner::execute() takes them.
     const std::vector<std::string>& to_vector() const noexcept { return items_; }
+    /// How many words, the program included.
     std::size_t size() const noexcept { return items_.size(); }
+    /// True when there is not even a program.
     bool empty() const noexcept { return items_.empty(); }
 
+    /// Equal when the words are.
     friend bool operator==(const argv&, const argv&) = default;
 
 private:
@@ -42,9 +50,10 @@ private:
 
 /// A command and what to feed its stdin.
 struct command_spec {
-    sandbox::argv argv;
-    std::optional<std::string> stdin;
+    sandbox::argv argv;                ///< the command
+    std::optional<std::string> stdin;  ///< written to its stdin, then EOF; none: EOF at once
 
+    /// Equal when both members are.
     friend bool operator==(const command_spec&, const command_spec&) = default;
 };
 

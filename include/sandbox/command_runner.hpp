@@ -4,6 +4,7 @@
 
 #include <sandbox/capabilities.hpp>
 #include <sandbox/detail/config.hpp>
+#include <sandbox/detail/export.hpp>
 #include <sandbox/driver.hpp>
 #include <sandbox/driver_options.hpp>
 #include <sandbox/exec_result.hpp>
@@ -47,14 +48,18 @@ namespace sandbox {
 /// \par Thread safety
 /// Executions may be started concurrently, from any number of coroutines on one io_context
 /// run by any number of threads. Each execution keeps its state on its own strand.
-class command_runner {
+class SANDBOX_DECL command_runner {
 public:
+    /// The completion of async_start(): the result, or the exception that ended the execution.
     using execute_signature = void(std::exception_ptr, exec_result);
+    /// Any handler of execute_signature, type-erased.
     using execute_handler = asio::any_completion_handler<execute_signature>;
 
     virtual ~command_runner();
 
+    /// The policy every execution of this runner follows.
     virtual const execution_policy& policy() const = 0;
+    /// What this runner really enforces of its policy on this machine.
     virtual capabilities caps() const = 0;
 
     /// Starts argv with I/O objects on `ex`; calls `handler` once, through its associated
@@ -78,33 +83,38 @@ public:
     /// directory and add environment variables. Throws launch_error when it cannot start,
     /// or when the runner has no processes (the default).
     virtual process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& options);
+    /// The same with default exec_options.
     process start(asio::any_io_executor ex, std::vector<std::string> argv);
 
     /// What execute() would start for argv, without starting anything: a dry run. The
     /// isolating drivers prepare a run as execute() does (work dir, cgroups, the tool's
     /// checks, so a missing tool throws launch_error here too) and release it at once, so
     /// this blocks: never call it on an io thread. The work dir's name differs from run to run.
+    /// A runner that cannot tell (fake_sandbox, session) throws launch_error.
     virtual launch_preview preview(std::vector<std::string> argv, const exec_options& options) const;
+    /// The same with default exec_options.
     launch_preview preview(std::vector<std::string> argv) const;
 };
 
 /// A runner for `d`. Never throws because a driver binary is missing; execute() does.
-std::unique_ptr<command_runner> make_runner(execution_policy policy, driver d, driver_options options = {});
+SANDBOX_DECL std::unique_ptr<command_runner> make_runner(execution_policy policy, driver d,
+                                                         driver_options options = {});
 
 /// The same by name; throws std::invalid_argument
 /// "Unsupported sandbox driver: <name>. Allowed: host, docker, podman, firejail, bubblewrap".
-std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string_view driver_name,
-                                            driver_options options = {});
+SANDBOX_DECL std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string_view driver_name,
+                                                         driver_options options = {});
 
 /// Runs one command to completion on a private io_context.
-exec_result run_sync(command_runner& runner, std::vector<std::string> argv,
-                     std::optional<std::string> stdin_data = std::nullopt, output_callback on_output = {});
+SANDBOX_DECL exec_result run_sync(command_runner& runner, std::vector<std::string> argv,
+                                  std::optional<std::string> stdin_data = std::nullopt,
+                                  output_callback on_output = {});
 
 namespace detail {
 
 /// The error code an execution's exception stands for: the launch_error's or
 /// system_error's own code, else errc::callback_failed (the output callback threw).
-boost::system::error_code to_error_code(std::exception_ptr ep) noexcept;
+SANDBOX_DECL boost::system::error_code to_error_code(std::exception_ptr ep) noexcept;
 
 // Calls a void(error_code, exec_result) handler from the runner's void(exception_ptr,
 // exec_result) completion; the handler's associated executor, allocator and cancellation
@@ -162,6 +172,7 @@ inline auto async_execute(command_runner& runner, std::vector<std::string> argv,
 {
     return async_execute(runner, std::move(argv), std::move(options), asio::deferred);
 }
+/// The same with default exec_options and asio::deferred.
 inline auto async_execute(command_runner& runner, std::vector<std::string> argv)
 {
     return async_execute(runner, std::move(argv), exec_options{}, asio::deferred);
@@ -169,6 +180,7 @@ inline auto async_execute(command_runner& runner, std::vector<std::string> argv)
 
 }  // namespace sandbox
 
+/// \cond
 // The adapter passes on the handler's associated executor and allocator, with the
 // candidate the operation offers, as Asio's own binders do.
 template <typename Handler, typename Executor>
@@ -188,5 +200,6 @@ struct boost::asio::associated_allocator<sandbox::detail::error_code_adapter<Han
         return boost::asio::get_associated_allocator(a.handler, al);
     }
 };
+/// \endcond
 
 #endif

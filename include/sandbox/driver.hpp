@@ -2,6 +2,8 @@
 #ifndef SANDBOX_DRIVER_HPP
 #define SANDBOX_DRIVER_HPP
 
+#include <sandbox/detail/export.hpp>
+
 #include <array>
 #include <string_view>
 
@@ -10,14 +12,17 @@ namespace sandbox {
 /// Where a command runs.
 enum class driver { host, docker, podman, firejail, bubblewrap };
 
+/// Every driver, in declaration order (host first), for loops over them.
 inline constexpr std::array<driver, 5> all_drivers{driver::host, driver::docker, driver::podman,
                                                    driver::firejail, driver::bubblewrap};
 
-std::string_view to_string(driver d) noexcept;
+/// The driver's name, as parse_driver() and `sandbox-run --driver` take it: "host", "docker",
+/// "podman", "firejail" or "bubblewrap".
+SANDBOX_DECL std::string_view to_string(driver d) noexcept;
 
 /// Exact, lower-case names. Anything else throws std::invalid_argument
 /// "Unsupported sandbox driver: <name>. Allowed: host, docker, podman, firejail, bubblewrap".
-driver parse_driver(std::string_view name);
+SANDBOX_DECL driver parse_driver(std::string_view name);
 
 }  // namespace sandbox
 

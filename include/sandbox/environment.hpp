@@ -2,6 +2,7 @@
 #ifndef SANDBOX_ENVIRONMENT_HPP
 #define SANDBOX_ENVIRONMENT_HPP
 
+#include <sandbox/detail/export.hpp>
 #include <sandbox/execution_policy.hpp>
 
 #include <array>
@@ -23,17 +24,17 @@ inline constexpr std::array<std::string_view, 22> blocked_env_patterns{
 };
 
 /// True when `name` matches one of blocked_env_patterns.
-bool is_blocked_env_name(std::string_view name) noexcept;
+SANDBOX_DECL bool is_blocked_env_name(std::string_view name) noexcept;
 /// The pattern of blocked_env_patterns that blocks `name`, empty when none does.
-std::string_view blocking_env_pattern(std::string_view name) noexcept;
+SANDBOX_DECL std::string_view blocking_env_pattern(std::string_view name) noexcept;
 
 /// The environment a command gets under `policy`: the parent's environment when
 /// inherit_env() (only the env_allowlist() names when one is set), overlaid by env() (a
 /// name already present keeps its place), minus the blocked names.
-env_list child_environment(const execution_policy& policy);
+SANDBOX_DECL env_list child_environment(const execution_policy& policy);
 
 /// The parent's environment, in order.
-env_list current_environment();
+SANDBOX_DECL env_list current_environment();
 
 }  // namespace sandbox
 

@@ -2,6 +2,8 @@
 #ifndef SANDBOX_ERRORS_HPP
 #define SANDBOX_ERRORS_HPP
 
+#include <sandbox/detail/export.hpp>
+
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -25,20 +27,24 @@ enum class errc {
 };
 
 /// The category of sandbox::errc; its name() is "sandbox".
-const boost::system::error_category& sandbox_category() noexcept;
+SANDBOX_DECL const boost::system::error_category& sandbox_category() noexcept;
 
+/// The error code of `e` in sandbox_category(); what lets an errc convert to an error_code
+/// and compare with one.
 inline boost::system::error_code make_error_code(errc e) noexcept
 {
     return {static_cast<int>(e), sandbox_category()};
 }
 
 /// The enumerator's name, e.g. "command_not_found" (the JSON `start_error.code`).
-std::string_view to_string(errc e) noexcept;
+SANDBOX_DECL std::string_view to_string(errc e) noexcept;
 
 }  // namespace sandbox
 
+/// \cond
 template <>
 struct boost::system::is_error_code_enum<sandbox::errc> : std::true_type {};
+/// \endcond
 
 namespace sandbox {
 
@@ -46,8 +52,9 @@ namespace sandbox {
 /// not running, or its work dir could not be made. code() says which kind (an errc, or the
 /// system's errno when the OS refused); what() says which and why, e.g.
 /// "Failed to start docker: /usr/bin/docker: No such file or directory".
-class launch_error : public boost::system::system_error {
+class SANDBOX_DECL launch_error : public boost::system::system_error {
 public:
+    /// A launch error with its kind and the whole message.
     launch_error(boost::system::error_code code, const std::string& message)
         : boost::system::system_error(code, message), message_(message)
     {

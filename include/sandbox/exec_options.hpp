@@ -18,9 +18,9 @@ namespace sandbox {
 /// drivers the tool's or the engine client's, with the command at its end), its whole
 /// environment and its working directory.
 struct launch_preview {
-    std::vector<std::string> argv;
-    std::vector<std::string> env;  ///< "NAME=value"
-    std::filesystem::path cwd;
+    std::vector<std::string> argv;  ///< the program started and its arguments
+    std::vector<std::string> env;   ///< "NAME=value"
+    std::filesystem::path cwd;      ///< the directory it starts in, on the host
 };
 
 /// What may differ between two executions under one policy.

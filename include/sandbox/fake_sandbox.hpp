@@ -3,6 +3,7 @@
 #define SANDBOX_FAKE_SANDBOX_HPP
 
 #include <sandbox/command_runner.hpp>
+#include <sandbox/detail/export.hpp>
 
 #include <map>
 #include <memory>
@@ -19,13 +20,18 @@ namespace sandbox {
 /// std::runtime_error "fake_sandbox has no response for command: <key>". The callback gets
 /// (out, stdout) then (err, stderr), each skipped when empty. Safe to use from several
 /// threads.
-class fake_sandbox final : public command_runner {
+class SANDBOX_DECL fake_sandbox final : public command_runner {
 public:
+    /// Canned results by command key, each key's in the order they are returned.
     using response_map = std::map<std::string, std::vector<exec_result>>;
 
+    /// A fake whose policy() is `policy`, answering from `responses`, then from
+    /// `default_response` when set.
     explicit fake_sandbox(execution_policy policy, response_map responses = {},
                           std::optional<exec_result> default_response = std::nullopt);
+    /// Takes over the other's responses and recorded calls.
     fake_sandbox(fake_sandbox&&) noexcept;
+    /// Takes over the other's responses and recorded calls.
     fake_sandbox& operator=(fake_sandbox&&) noexcept;
     ~fake_sandbox() override;
 

@@ -2,6 +2,7 @@
 #ifndef SANDBOX_MOUNT_HPP
 #define SANDBOX_MOUNT_HPP
 
+#include <sandbox/detail/export.hpp>
 #include <sandbox/driver.hpp>
 
 #include <string>
@@ -13,15 +14,17 @@ class execution_policy;
 
 /// A bind mount for container drivers.
 struct mount {
-    std::string host;
-    std::string container;
-    std::string options;  ///< "ro" or "rw"
+    std::string host;       ///< the path on the host
+    std::string container;  ///< where it appears to the command
+    std::string options;    ///< "ro" or "rw"
 
     /// "host:container:options", the form of docker and podman `-v`.
     std::string to_volume_arg() const { return host + ':' + container + ':' + options; }
 
+    /// True for "ro".
     bool read_only() const noexcept { return options == "ro"; }
 
+    /// Equal when every member is.
     friend bool operator==(const mount&, const mount&) = default;
 };
 
@@ -32,7 +35,7 @@ struct mount {
 /// mount elsewhere (`out -> /etc`). Pass the real path to mount what a link points to.
 /// Writable ones first, as `/mnt/rw<i>` ("rw"), then readable ones as `/mnt/ro<i>` ("ro");
 /// under firejail and on the host they keep their host paths.
-std::vector<mount> mounts_for(const execution_policy& policy, driver d);
+SANDBOX_DECL std::vector<mount> mounts_for(const execution_policy& policy, driver d);
 
 }  // namespace sandbox
 

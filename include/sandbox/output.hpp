@@ -2,6 +2,8 @@
 #ifndef SANDBOX_OUTPUT_HPP
 #define SANDBOX_OUTPUT_HPP
 
+#include <sandbox/detail/export.hpp>
+
 #include <functional>
 #include <string_view>
 
@@ -10,7 +12,8 @@ namespace sandbox {
 /// Which output stream a chunk came from.
 enum class stream_kind { out, err };
 
-std::string_view to_string(stream_kind k) noexcept;
+/// "out" or "err".
+SANDBOX_DECL std::string_view to_string(stream_kind k) noexcept;
 
 /// Receives every chunk of output as it is read, also beyond the output caps and after the
 /// command exits. Called on the execution's strand: never concurrently for one execution.

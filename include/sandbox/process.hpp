@@ -3,6 +3,7 @@
 #define SANDBOX_PROCESS_HPP
 
 #include <sandbox/detail/config.hpp>
+#include <sandbox/detail/export.hpp>
 #include <sandbox/exec_result.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -39,8 +40,9 @@ struct process_state;
 /// \par Thread safety
 /// One write and one read may be outstanding at a time (as with an Asio socket);
 /// stderr_tail(), running(), kill() and wait() may be called from any thread.
-class process {
+class SANDBOX_DECL process {
 public:
+    /// The type of get_executor().
     using executor_type = asio::any_io_executor;
     /// The signature of async_read_some and async_write_some.
     using io_signature = void(boost::system::error_code, std::size_t);
@@ -48,13 +50,19 @@ public:
     /// How much of stderr is kept.
     static constexpr std::size_t stderr_tail_bytes = 64 * 1024;
 
+    /// Made by command_runner::start(); the state is the library's own.
     explicit process(std::shared_ptr<detail::process_state> state) noexcept;
+    /// Takes over the other's command; the other is left empty.
     process(process&&) noexcept;
+    /// Kills and reaps the command this one still holds, as the destructor does, then takes
+    /// over the other's.
     process& operator=(process&&) noexcept;
     /// Kills whatever is still running (SIGKILL to the whole tree), reaps it and removes its
     /// work dir: nothing outlives the owner.
     ~process();
 
+    /// The process started on the host: the command on the host driver, the launcher (bwrap,
+    /// firejail, the engine client) on the others. Unchanged after the end.
     pid_t pid() const noexcept;
 
     /// The executor of its pipes: a strand of the executor start() was given.
@@ -86,11 +94,13 @@ public:
     }
     // With asio::deferred (overloads rather than default arguments: g++ 12 miscompiles a
     // defaulted class-type argument of an awaited template call).
+    /// async_read_some() with asio::deferred.
     template <typename MutableBufferSequence>
     auto async_read_some(const MutableBufferSequence& buffers)
     {
         return async_read_some(buffers, asio::deferred);
     }
+    /// async_write_some() with asio::deferred.
     template <typename ConstBufferSequence>
     auto async_write_some(const ConstBufferSequence& buffers)
     {

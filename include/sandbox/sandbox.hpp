@@ -20,4 +20,8 @@
 #include <sandbox/version.hpp>
 #include <sandbox/workspace.hpp>
 
+/// \namespace sandbox
+/// Everything the library offers: policies, drivers and runners, results and errors,
+/// sessions, long-lived processes and the workspace file API.
+
 #endif

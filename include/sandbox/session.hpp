@@ -3,6 +3,7 @@
 #define SANDBOX_SESSION_HPP
 
 #include <sandbox/command_runner.hpp>
+#include <sandbox/detail/export.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -31,7 +32,7 @@ struct session_options {
 /// dir, out of the commands' sight (they see /work), and mounts only the state in. That
 /// work dir lasts the session's life, so files and `cd` into them survive between commands.
 /// Sessions are isolated from each other. Not for concurrent use: one command at a time.
-class session final : public command_runner {
+class SANDBOX_DECL session final : public command_runner {
 public:
     /// A session on driver `d` (any of the five) under `policy`. Throws launch_error when
     /// the base dir or the session directory cannot be used.

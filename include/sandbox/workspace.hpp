@@ -2,6 +2,7 @@
 #ifndef SANDBOX_WORKSPACE_HPP
 #define SANDBOX_WORKSPACE_HPP
 
+#include <sandbox/detail/export.hpp>
 #include <sandbox/detail/unique_fd.hpp>
 
 #include <sys/types.h>
@@ -16,17 +17,19 @@ namespace sandbox {
 
 /// One entry of workspace::list_dir().
 struct dir_entry {
-    std::string name;
+    std::string name;     ///< the entry's name in its directory
     bool is_dir = false;  ///< false for a symlink, even one to a directory
 
+    /// Equal when both members are.
     friend bool operator==(const dir_entry&, const dir_entry&) = default;
 };
 
 /// The result of workspace::read_file_limit().
 struct limited_read {
-    std::string data;
+    std::string data;        ///< at most the limit's bytes, from the start of the file
     bool truncated = false;  ///< the file continued past the limit
 
+    /// Equal when both members are.
     friend bool operator==(const limited_read&, const limited_read&) = default;
 };
 
@@ -69,13 +72,15 @@ struct limited_read {
 /// Every member function except set_mount_alias() and assignment may be called
 /// concurrently from any number of threads; the object holds no mutable state besides the
 /// alias.
-class workspace {
+class SANDBOX_DECL workspace {
 public:
     /// Opens `root`, which must exist and be a directory; otherwise throws
     /// std::system_error naming it.
     explicit workspace(std::filesystem::path root);
 
+    /// Takes over the other's root descriptor and alias.
     workspace(workspace&&) noexcept = default;
+    /// Takes over the other's root descriptor and alias.
     workspace& operator=(workspace&&) noexcept = default;
     workspace(const workspace&) = delete;
     workspace& operator=(const workspace&) = delete;
