@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The run of a batch: its workers, the jobs they take, their results, and how a run stops.
-#ifndef SANDBOX_SRC_CLI_BATCH_RUN_HPP
-#define SANDBOX_SRC_CLI_BATCH_RUN_HPP
+#ifndef SANDBOX_CLI_BATCH_RUN_HPP
+#define SANDBOX_CLI_BATCH_RUN_HPP
 
 #include "enforcement.hpp"
 #include "job.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The values of sandbox-run's flags, parsed and checked, with errors that name the flag.
-#ifndef SANDBOX_SRC_CLI_OPTION_VALUES_HPP
-#define SANDBOX_SRC_CLI_OPTION_VALUES_HPP
+#ifndef SANDBOX_CLI_OPTION_VALUES_HPP
+#define SANDBOX_CLI_OPTION_VALUES_HPP
 
 #include "options.hpp"
 

@@ -86,9 +86,9 @@ struct options {
     bool keep_order = false;
     bool lock_policy = false;  // job lines may only tighten the policy
 
-    bool strict = false;
+    bool strict = false;   // a setting the driver does not enforce is an error, not a warning
     bool dry_run = false;  // print what would start, start nothing
-    bool verbose = false;  // print what starts on stderr  // a setting the driver does not enforce is an error, not a warning
+    bool verbose = false;  // print what starts on stderr
     std::vector<std::string> args;  // as given, for the command line that resumes a batch
 };
 

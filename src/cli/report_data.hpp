@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The report's data model: what is kept of each result line, and what the page computes from it.
-#ifndef SANDBOX_SRC_CLI_REPORT_DATA_HPP
-#define SANDBOX_SRC_CLI_REPORT_DATA_HPP
+#ifndef SANDBOX_CLI_REPORT_DATA_HPP
+#define SANDBOX_CLI_REPORT_DATA_HPP
 
 #include <array>
 #include <cstddef>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The report's HTML page, built as one string, and the sections drawn in files of their own.
-#ifndef SANDBOX_SRC_CLI_REPORT_PAGE_HPP
-#define SANDBOX_SRC_CLI_REPORT_PAGE_HPP
+#ifndef SANDBOX_CLI_REPORT_PAGE_HPP
+#define SANDBOX_CLI_REPORT_PAGE_HPP
 
 #include "report_data.hpp"
 #include "report_text.hpp"

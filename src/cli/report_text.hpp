@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The report's text: numbers and times as the page writes them, and HTML escaping.
-#ifndef SANDBOX_SRC_CLI_REPORT_TEXT_HPP
-#define SANDBOX_SRC_CLI_REPORT_TEXT_HPP
+#ifndef SANDBOX_CLI_REPORT_TEXT_HPP
+#define SANDBOX_CLI_REPORT_TEXT_HPP
 
 #include <cstddef>
 #include <cstdint>
