@@ -36,6 +36,10 @@ public:
 
     /// The words, as command_runner::execute() takes them.
     const std::vector<std::string>& to_vector() const noexcept { return items_; }
+    /// Every API that takes a command's words takes an argv too: `runner.execute(a)`.
+    operator const std::vector<std::string>&() const& noexcept { return items_; }
+    /// The same, moving the words out of a temporary.
+    operator std::vector<std::string>() && noexcept { return std::move(items_); }
     /// How many words, the program included.
     std::size_t size() const noexcept { return items_.size(); }
     /// True when there is not even a program.
@@ -48,8 +52,18 @@ private:
     std::vector<std::string> items_;
 };
 
-/// A command and what to feed its stdin.
+/// A command and what to feed its stdin: command_runner::execute(), async_execute() and
+/// run_sync() take one in place of the words and exec_options::stdin_data.
 struct command_spec {
+    /// No words and no stdin.
+    command_spec() = default;
+    /// `command_spec{argv::of({"cat"}), "input"}`. A constructor rather than an aggregate:
+    /// g++ 12 frees an aggregate temporary made inside a co_await expression twice.
+    explicit command_spec(sandbox::argv words, std::optional<std::string> input = std::nullopt)
+        : argv(std::move(words)), stdin(std::move(input))
+    {
+    }
+
     sandbox::argv argv;                ///< the command
     std::optional<std::string> stdin;  ///< written to its stdin, then EOF; none: EOF at once
 

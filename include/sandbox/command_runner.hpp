@@ -3,6 +3,7 @@
 #define SANDBOX_COMMAND_RUNNER_HPP
 
 #include <sandbox/capabilities.hpp>
+#include <sandbox/command.hpp>
 #include <sandbox/detail/config.hpp>
 #include <sandbox/detail/export.hpp>
 #include <sandbox/driver.hpp>
@@ -62,38 +63,41 @@ public:
     /// What this runner really enforces of its policy on this machine.
     virtual capabilities caps() const = 0;
 
-    /// Starts argv with I/O objects on `ex`; calls `handler` once, through its associated
-    /// executor (else `ex`), with the result, or with the exception that ended it:
+    /// Starts `args` (the program, then its arguments) with I/O objects on `ex`; calls
+    /// `handler` once, through its associated executor (else `ex`), with the result, or with the exception that ended it:
     /// launch_error, system_error(operation_aborted) after a cancellation through the
     /// handler's slot, or what `on_output` threw. The building block of execute() and
     /// async_execute(); drivers implement it.
-    virtual void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+    virtual void async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                              execute_handler handler) = 0;
 
-    /// Runs argv to completion. A non-zero exit or a timeout is a result, not an error;
+    /// Runs `args` to completion. A non-zero exit or a timeout is a result, not an error;
     /// a launch failure is thrown (launch_error).
-    asio::awaitable<exec_result> execute(std::vector<std::string> argv, exec_options options);
+    asio::awaitable<exec_result> execute(std::vector<std::string> args, exec_options options);
+    /// Runs `spec.argv` with `spec.stdin` as its stdin (when set, it replaces
+    /// `options.stdin_data`).
+    asio::awaitable<exec_result> execute(command_spec spec, exec_options options);
     /// The same with stdin and an output callback only (the seed's shape).
-    asio::awaitable<exec_result> execute(std::vector<std::string> argv,
+    asio::awaitable<exec_result> execute(std::vector<std::string> args,
                                          std::optional<std::string> stdin_data = std::nullopt,
                                          output_callback on_output = {});
 
-    /// Starts argv as a long-lived process under this runner's policy (environment, working
+    /// Starts `args` as a long-lived process under this runner's policy (environment, working
     /// dir, isolation; no timeouts), its I/O objects on `ex`; `options` may set the working
     /// directory and add environment variables. Throws launch_error when it cannot start,
     /// or when the runner has no processes (the default).
-    virtual process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& options);
+    virtual process start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& options);
     /// The same with default exec_options.
-    process start(asio::any_io_executor ex, std::vector<std::string> argv);
+    process start(asio::any_io_executor ex, std::vector<std::string> args);
 
-    /// What execute() would start for argv, without starting anything: a dry run. The
+    /// What execute() would start for `args`, without starting anything: a dry run. The
     /// isolating drivers prepare a run as execute() does (work dir, cgroups, the tool's
     /// checks, so a missing tool throws launch_error here too) and release it at once, so
     /// this blocks: never call it on an io thread. The work dir's name differs from run to run.
     /// A runner that cannot tell (fake_sandbox, session) throws launch_error.
-    virtual launch_preview preview(std::vector<std::string> argv, const exec_options& options) const;
+    virtual launch_preview preview(std::vector<std::string> args, const exec_options& options) const;
     /// The same with default exec_options.
-    launch_preview preview(std::vector<std::string> argv) const;
+    launch_preview preview(std::vector<std::string> args) const;
 };
 
 /// A runner for `d`. Never throws because a driver binary is missing; execute() does.
@@ -106,9 +110,11 @@ SANDBOX_DECL std::unique_ptr<command_runner> make_runner(execution_policy policy
                                                          driver_options options = {});
 
 /// Runs one command to completion on a private io_context.
-SANDBOX_DECL exec_result run_sync(command_runner& runner, std::vector<std::string> argv,
+SANDBOX_DECL exec_result run_sync(command_runner& runner, std::vector<std::string> args,
                                   std::optional<std::string> stdin_data = std::nullopt,
                                   output_callback on_output = {});
+/// The same for a command_spec.
+SANDBOX_DECL exec_result run_sync(command_runner& runner, const command_spec& spec, output_callback on_output = {});
 
 namespace detail {
 
@@ -137,20 +143,20 @@ struct error_code_adapter {
 
 struct initiate_execute {
     template <typename Handler>
-    void operator()(Handler&& handler, command_runner* runner, std::vector<std::string> argv,
+    void operator()(Handler&& handler, command_runner* runner, std::vector<std::string> args,
                     exec_options options) const
     {
         // I/O objects need an executor with a reactor: the handler's, or when it has none
         // (a plain callback, use_future), Asio's system executor.
         asio::any_io_executor ex = asio::get_associated_executor(handler, asio::system_executor());
-        runner->async_start(std::move(ex), std::move(argv), std::move(options),
+        runner->async_start(std::move(ex), std::move(args), std::move(options),
                             error_code_adapter<std::decay_t<Handler>>{std::forward<Handler>(handler)});
     }
 };
 
 }  // namespace detail
 
-/// Runs argv on `runner` with any completion token; the handler signature is
+/// Runs `args` on `runner` with any completion token; the handler signature is
 /// void(boost::system::error_code, exec_result). The error is empty for every result (a
 /// non-zero exit and a timeout are results), a launch_error's code (a sandbox::errc) when
 /// the driver could not launch, asio::error::operation_aborted after a cancellation, and
@@ -158,24 +164,43 @@ struct initiate_execute {
 /// associated executor (bind one with asio::bind_executor), else on Asio's system
 /// executor. The runner must outlive the operation.
 template <typename CompletionToken>
-auto async_execute(command_runner& runner, std::vector<std::string> argv, exec_options options,
+auto async_execute(command_runner& runner, std::vector<std::string> args, exec_options options,
                    CompletionToken&& token)
 {
     return asio::async_initiate<CompletionToken, void(boost::system::error_code, exec_result)>(
-        detail::initiate_execute{}, token, &runner, std::move(argv), std::move(options));
+        detail::initiate_execute{}, token, &runner, std::move(args), std::move(options));
 }
 
-/// The same with asio::deferred: `co_await async_execute(runner, argv)(asio::use_awaitable)`
+/// The same with asio::deferred: `co_await async_execute(runner, args)(asio::use_awaitable)`
 /// or compose it. Overloads rather than default arguments (g++ 12 miscompiles a defaulted
 /// class-type argument of an awaited template call).
-inline auto async_execute(command_runner& runner, std::vector<std::string> argv, exec_options options)
+inline auto async_execute(command_runner& runner, std::vector<std::string> args, exec_options options)
 {
-    return async_execute(runner, std::move(argv), std::move(options), asio::deferred);
+    return async_execute(runner, std::move(args), std::move(options), asio::deferred);
 }
 /// The same with default exec_options and asio::deferred.
-inline auto async_execute(command_runner& runner, std::vector<std::string> argv)
+inline auto async_execute(command_runner& runner, std::vector<std::string> args)
 {
-    return async_execute(runner, std::move(argv), exec_options{}, asio::deferred);
+    return async_execute(runner, std::move(args), exec_options{}, asio::deferred);
+}
+
+/// Runs `spec.argv` with `spec.stdin` as its stdin (when set, it replaces
+/// `options.stdin_data`); otherwise as above.
+template <typename CompletionToken>
+auto async_execute(command_runner& runner, command_spec spec, exec_options options, CompletionToken&& token)
+{
+    if (spec.stdin) options.stdin_data = std::move(spec.stdin);
+    return async_execute(runner, std::move(spec.argv), std::move(options), std::forward<CompletionToken>(token));
+}
+/// The same with asio::deferred.
+inline auto async_execute(command_runner& runner, command_spec spec, exec_options options)
+{
+    return async_execute(runner, std::move(spec), std::move(options), asio::deferred);
+}
+/// The same with default exec_options and asio::deferred.
+inline auto async_execute(command_runner& runner, command_spec spec)
+{
+    return async_execute(runner, std::move(spec), exec_options{}, asio::deferred);
 }
 
 }  // namespace sandbox

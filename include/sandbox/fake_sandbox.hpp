@@ -47,12 +47,12 @@ public:
 
     const execution_policy& policy() const override { return policy_; }
     capabilities caps() const override { return {}; }
-    void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+    void async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                      execute_handler handler) override;
     using command_runner::execute;
 
     /// The same lookup as execute(), without a coroutine.
-    exec_result respond(const std::vector<std::string>& argv, const std::optional<std::string>& stdin_data,
+    exec_result respond(const std::vector<std::string>& args, const std::optional<std::string>& stdin_data,
                         const output_callback& on_output = {});
 
 private:

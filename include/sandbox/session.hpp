@@ -46,7 +46,7 @@ public:
 
     /// `sh -c <script>` and `bash -c <script>` run in the session; any other argv passes
     /// straight through to the driver, without session state.
-    void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+    void async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                      execute_handler handler) override;
     using command_runner::execute;
 
@@ -61,7 +61,7 @@ public:
                                         output_callback on_output = {});
 
     /// A long-lived process in the session's sandbox (its work dir), without shell state.
-    process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& options) override;
+    process start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& options) override;
     using command_runner::start;
 
     /// Removes the session's directory. Idempotent; the destructor calls it.

@@ -18,9 +18,9 @@ process command_runner::start(asio::any_io_executor, std::vector<std::string>, c
                        "this runner cannot start long-lived processes");
 }
 
-process command_runner::start(asio::any_io_executor ex, std::vector<std::string> argv)
+process command_runner::start(asio::any_io_executor ex, std::vector<std::string> args)
 {
-    return start(std::move(ex), std::move(argv), exec_options{});
+    return start(std::move(ex), std::move(args), exec_options{});
 }
 
 launch_preview command_runner::preview(std::vector<std::string>, const exec_options&) const
@@ -29,28 +29,39 @@ launch_preview command_runner::preview(std::vector<std::string>, const exec_opti
                        "this runner cannot tell what it would start");
 }
 
-launch_preview command_runner::preview(std::vector<std::string> argv) const
+launch_preview command_runner::preview(std::vector<std::string> args) const
 {
-    return preview(std::move(argv), exec_options{});
+    return preview(std::move(args), exec_options{});
 }
 
-asio::awaitable<exec_result> command_runner::execute(std::vector<std::string> argv, exec_options options)
+asio::awaitable<exec_result> command_runner::execute(std::vector<std::string> args, exec_options options)
 {
     auto ex = co_await asio::this_coro::executor;
     co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, execute_signature>(
-        [this](execute_handler h, asio::any_io_executor ex, std::vector<std::string> argv, exec_options options) {
-            async_start(std::move(ex), std::move(argv), std::move(options), std::move(h));
+        [this](execute_handler h, asio::any_io_executor ex, std::vector<std::string> args, exec_options options) {
+            async_start(std::move(ex), std::move(args), std::move(options), std::move(h));
         },
-        asio::use_awaitable, asio::any_io_executor(ex), std::move(argv), std::move(options));
+        asio::use_awaitable, asio::any_io_executor(ex), std::move(args), std::move(options));
 }
 
-asio::awaitable<exec_result> command_runner::execute(std::vector<std::string> argv,
+asio::awaitable<exec_result> command_runner::execute(command_spec spec, exec_options options)
+{
+    if (spec.stdin) options.stdin_data = std::move(spec.stdin);
+    return execute(std::move(spec.argv), std::move(options));  // no coroutine frame of its own
+}
+
+asio::awaitable<exec_result> command_runner::execute(std::vector<std::string> args,
                                                      std::optional<std::string> stdin_data, output_callback on_output)
 {
     exec_options options;
     options.stdin_data = std::move(stdin_data);
     options.on_output = std::move(on_output);
-    return execute(std::move(argv), std::move(options));  // no coroutine frame of its own
+    return execute(std::move(args), std::move(options));  // no coroutine frame of its own
+}
+
+exec_result run_sync(command_runner& runner, const command_spec& spec, output_callback on_output)
+{
+    return run_sync(runner, spec.argv, spec.stdin, std::move(on_output));
 }
 
 namespace detail {
@@ -79,7 +90,7 @@ std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string
     return make_runner(std::move(policy), parse_driver(driver_name), std::move(options));
 }
 
-exec_result run_sync(command_runner& runner, std::vector<std::string> argv, std::optional<std::string> stdin_data,
+exec_result run_sync(command_runner& runner, std::vector<std::string> args, std::optional<std::string> stdin_data,
                      output_callback on_output)
 {
     asio::io_context ctx;
@@ -88,7 +99,7 @@ exec_result run_sync(command_runner& runner, std::vector<std::string> argv, std:
     exec_options options;
     options.stdin_data = std::move(stdin_data);
     options.on_output = std::move(on_output);
-    runner.async_start(ctx.get_executor(), std::move(argv), std::move(options), [&](std::exception_ptr e, exec_result r) {
+    runner.async_start(ctx.get_executor(), std::move(args), std::move(options), [&](std::exception_ptr e, exec_result r) {
         error = e;
         result = std::move(r);
     });

@@ -46,18 +46,18 @@ std::vector<std::vector<std::string>> fake_sandbox::commands() const
     return state_->commands;
 }
 
-exec_result fake_sandbox::respond(const std::vector<std::string>& argv, const std::optional<std::string>& stdin_data,
+exec_result fake_sandbox::respond(const std::vector<std::string>& args, const std::optional<std::string>& stdin_data,
                                   const output_callback& on_output)
 {
     std::string key;
-    for (std::size_t i = 0; i < argv.size(); ++i) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
         if (i != 0) key += ' ';
-        key += argv[i];
+        key += args[i];
     }
     exec_result result;
     {
         std::lock_guard lock(state_->mutex);
-        auto recorded = argv;
+        auto recorded = args;
         if (stdin_data && !stdin_data->empty()) recorded.push_back("[stdin=" + *stdin_data + "]");
         state_->commands.push_back(std::move(recorded));
         auto it = state_->queues.find(key);
@@ -77,14 +77,14 @@ exec_result fake_sandbox::respond(const std::vector<std::string>& argv, const st
     return result;
 }
 
-void fake_sandbox::async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+void fake_sandbox::async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                                execute_handler handler)
 {
     // Answered at once, but completed as an operation: posted, through the handler's executor.
     std::exception_ptr ep;
     exec_result result;
     try {
-        result = respond(argv, options.stdin_data, options.on_output);
+        result = respond(args, options.stdin_data, options.on_output);
     } catch (...) {
         ep = std::current_exception();
     }

@@ -144,19 +144,19 @@ void session::close() noexcept
     record_.reset();
 }
 
-void session::async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options options,
+void session::async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                           execute_handler handler)
 {
-    if (argv.size() == 3 && argv[1] == "-c" && (basename_of(argv[0]) == "sh" || basename_of(argv[0]) == "bash")) {
+    if (args.size() == 3 && args[1] == "-c" && (basename_of(args[0]) == "sh" || basename_of(args[0]) == "bash")) {
         // The shell's own `cd` keeps the session's directory: the option becomes its start.
         try {
-            argv = wrapped(std::move(argv[0]), options.cwd.string(), std::move(argv[2]));
+            args = wrapped(std::move(args[0]), options.cwd.string(), std::move(args[2]));
         } catch (...) {
             return detail::complete_later(ex, std::move(handler), std::current_exception());
         }
         options.cwd.clear();
     }
-    inner_->async_start(std::move(ex), std::move(argv), std::move(options), std::move(handler));
+    inner_->async_start(std::move(ex), std::move(args), std::move(options), std::move(handler));
 }
 
 asio::awaitable<exec_result> session::run(std::string script, std::optional<std::string> stdin_data,
@@ -187,9 +187,9 @@ std::vector<std::string> session::wrapped(std::string shell, std::string dir, st
             std::move(script)};
 }
 
-process session::start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& options)
+process session::start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& options)
 {
-    return inner_->start(std::move(ex), std::move(argv), options);
+    return inner_->start(std::move(ex), std::move(args), options);
 }
 
 }  // namespace sandbox

@@ -47,7 +47,7 @@ const std::vector<root_dir>& host_root_dirs()
 }  // namespace
 
 std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution_policy& policy,
-                                         const std::vector<std::string>& argv)
+                                         const std::vector<std::string>& args)
 {
     std::vector<std::string> a = s.limit_prefix;
     std::vector<std::string> steps;
@@ -88,7 +88,7 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
     for (const auto& m : s.mounts) a.insert(a.end(), {m.read_only() ? "--ro-bind" : "--bind", m.host, m.container});
     // After the binds, which create their mount points in the root tmpfs.
     a.insert(a.end(), {"--remount-ro", "/", "--chdir", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), "--"});
-    a.insert(a.end(), argv.begin(), argv.end());
+    a.insert(a.end(), args.begin(), args.end());
     return a;
 }
 
@@ -108,10 +108,10 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
     s.setid_filter = filter.string();
 }
 
-launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& argv)
+launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& args)
 {
     launch_plan plan;
-    plan.argv = bubblewrap_argv(s, ctx.policy, argv);
+    plan.argv = bubblewrap_argv(s, ctx.policy, args);
     plan.env = {"PATH=" + std::string(default_sandbox_path)};  // bwrap --clearenv's inside
     return plan;
 }

@@ -13,7 +13,7 @@ namespace sandbox::detail {
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
                                         const driver_options& options, bool podman,
-                                        const std::vector<std::string>& argv)
+                                        const std::vector<std::string>& args)
 {
     const std::string mem = std::to_string(policy.memory_limit_bytes() >> 20) + "m";
     // /tmp holds at most the disk limit, else what the memory limit would anyway.
@@ -55,7 +55,7 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
     if (podman) a.push_back("--unsetenv-all");  // drop podman's own container= and TERM=
     for (const auto& [k, v] : s.env) a.insert(a.end(), {"-e", k + "=" + v});
     a.insert(a.end(), {"-w", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), options.image});
-    a.insert(a.end(), argv.begin(), argv.end());
+    a.insert(a.end(), args.begin(), args.end());
     return a;
 }
 
@@ -110,10 +110,10 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
     }
 }
 
-launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& argv)
+launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& args)
 {
     launch_plan plan;
-    plan.argv = container_argv(s, ctx.policy, ctx.options, podman(ctx), argv);
+    plan.argv = container_argv(s, ctx.policy, ctx.options, podman(ctx), args);
     plan.cleanup_argv = container_cleanup_argv(s, podman(ctx));
     plan.env = env_strings(current_environment());  // the client's own (DOCKER_HOST...)
     return plan;

@@ -94,7 +94,7 @@ std::vector<std::string> writable_host_mounts()
 }
 
 std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_policy& policy,
-                                       const std::vector<std::string>& argv)
+                                       const std::vector<std::string>& args)
 {
     std::vector<std::string> a = s.limit_prefix;
     // firejail lets an unprivileged user --read-write only what that user owns. Under a root
@@ -162,7 +162,7 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
     if (!s.seccomp_exec.empty()) a.insert(a.end(), {s.seccomp_exec, "setid"});
     // firejail has no --chdir: coreutils' env moves from the jail's home, the work dir.
     if (!s.cwd.empty()) a.insert(a.end(), {"env", "-C", s.cwd.string(), "--"});
-    a.insert(a.end(), argv.begin(), argv.end());
+    a.insert(a.end(), args.begin(), args.end());
     return a;
 }
 
@@ -212,10 +212,10 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources&)
     if (!s.hidden_base_dir.empty()) check(s.hidden_base_dir.string(), "base directory");
 }
 
-launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& argv)
+launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& args)
 {
     launch_plan plan;
-    plan.argv = firejail_argv(s, ctx.policy, argv);
+    plan.argv = firejail_argv(s, ctx.policy, args);
     plan.env = env_strings(s.env);  // firejail hands its environment to the command
     return plan;
 }

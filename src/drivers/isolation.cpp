@@ -219,7 +219,7 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res)
 
 }  // namespace
 
-launch_plan isolated_plan(const driver_context& ctx, const std::vector<std::string>& argv, const exec_options& o)
+launch_plan isolated_plan(const driver_context& ctx, const std::vector<std::string>& args, const exec_options& o)
 {
     auto resources = std::make_shared<run_resources>();
     sandbox_setup s = prepare(ctx, *resources);
@@ -230,7 +230,7 @@ launch_plan isolated_plan(const driver_context& ctx, const std::vector<std::stri
         const auto overdue = std::chrono::system_clock::now() + wall + ctx.options.kill_grace + std::chrono::minutes(1);
         s.deadline = std::chrono::duration_cast<std::chrono::seconds>(overdue.time_since_epoch()).count();
     }
-    launch_plan plan = ctx.spec.command_line(ctx, s, argv);
+    launch_plan plan = ctx.spec.command_line(ctx, s, args);
     plan.cwd = s.work_dir;
     plan.failure_prefix = "Failed to start " + std::string(ctx.spec.tool);
     plan.throw_on_start_failure = true;
@@ -246,7 +246,7 @@ launch_plan isolated_plan(const driver_context& ctx, const std::vector<std::stri
         const bool killed = !r.timed_out && (r.term_signal == SIGKILL || r.exit_code == 128 + SIGKILL);
         r.oom_killed = killed && u.oom_seen(limit);
     };
-    plan.check = [ctx, resources, command = argv.empty() ? std::string() : argv.front()](exec_result& r) {
+    plan.check = [ctx, resources, command = args.empty() ? std::string() : args.front()](exec_result& r) {
         if (!as_start_failure(r, ctx.spec.id, ctx.spec.tool, command)) ctx.spec.check_result(ctx, r, *resources);
     };
     return plan;

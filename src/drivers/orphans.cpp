@@ -51,9 +51,9 @@ std::string label_value(std::string_view labels, std::string_view key)
     return {};
 }
 
-std::string run_and_read(const std::vector<std::string>& argv, const std::vector<std::string>& env)
+std::string run_and_read(const std::vector<std::string>& args, const std::vector<std::string>& env)
 {
-    spawn_request req{.argv = argv, .env = env, .open_pidfd = false};
+    spawn_request req{.argv = args, .env = env, .open_pidfd = false};
     child_pipes pipes;
     std::string what;
     if (prepare_spawn(req, pipes, what)) return {};

@@ -65,14 +65,14 @@ std::vector<std::string> mount_prelude(const sandbox_setup& s, const std::vector
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
                                         const driver_options& options, bool podman,
-                                        const std::vector<std::string>& argv);
+                                        const std::vector<std::string>& args);
 std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman);
 
 std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution_policy& policy,
-                                         const std::vector<std::string>& argv);
+                                         const std::vector<std::string>& args);
 
 std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_policy& policy,
-                                       const std::vector<std::string>& argv);
+                                       const std::vector<std::string>& args);
 
 /// The unprivileged account firejail runs as under a root caller.
 struct firejail_user {

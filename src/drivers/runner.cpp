@@ -26,12 +26,12 @@ public:
 
     capabilities caps() const override { return spec_.caps(context()); }
 
-    void async_start(asio::any_io_executor ex, std::vector<std::string> argv, exec_options o,
+    void async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options o,
                      execute_handler h) override
     {
         launch_plan plan;
         try {
-            plan = spec_.plan(context(), argv, o);
+            plan = spec_.plan(context(), args, o);
         } catch (...) {
             return complete_later(ex, std::move(h), std::current_exception());
         }
@@ -41,14 +41,14 @@ public:
                       std::move(o.on_output), std::move(h));
     }
 
-    process start(asio::any_io_executor ex, std::vector<std::string> argv, const exec_options& o) override
+    process start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& o) override
     {
-        return start_long_lived(std::move(ex), spec_.plan(context(), argv, o), limits_for(policy_, options_, o));
+        return start_long_lived(std::move(ex), spec_.plan(context(), args, o), limits_for(policy_, options_, o));
     }
 
-    launch_preview preview(std::vector<std::string> argv, const exec_options& o) const override
+    launch_preview preview(std::vector<std::string> args, const exec_options& o) const override
     {
-        auto plan = spec_.plan(context(), argv, o);
+        auto plan = spec_.plan(context(), args, o);
         if (plan.cleanup) plan.cleanup();  // nothing ran: the work dir, cgroups and record go at once
         return {std::move(plan.argv), std::move(plan.env), std::move(plan.cwd)};
     }

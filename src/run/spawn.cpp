@@ -195,13 +195,13 @@ spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes)
         return out;
     }
 
-    auto argv = c_strings(req.argv);
+    auto args = c_strings(req.argv);
     auto envp = c_strings(req.env);
     pid_t pid = -1;
     const bool search = req.argv.front().find('/') == std::string::npos;
     out.started = std::chrono::steady_clock::now();
-    rc = search ? ::posix_spawnp(&pid, argv[0], &fa.fa, &attr.attr, argv.data(), envp.data())
-                : ::posix_spawn(&pid, argv[0], &fa.fa, &attr.attr, argv.data(), envp.data());
+    rc = search ? ::posix_spawnp(&pid, args[0], &fa.fa, &attr.attr, args.data(), envp.data())
+                : ::posix_spawn(&pid, args[0], &fa.fa, &attr.attr, args.data(), envp.data());
     // The child has its copies (or there is no child): ours must go, or EOF never comes.
     pipes.stdin_child.reset();
     pipes.stdout_child.reset();

@@ -129,6 +129,38 @@ BOOST_AUTO_TEST_CASE(temporaries_of_options_inside_co_await_and_a_bare_deferred_
     }());
 }
 
+BOOST_AUTO_TEST_CASE(an_argv_and_a_command_spec_are_accepted_where_words_are)
+{
+    static_assert(!std::is_aggregate_v<command_spec>);  // made inside co_await below
+    auto r = runner();
+    asio::io_context ctx;
+    const auto words = sandbox::argv::of({"sh", "-c"}).with("echo \"$0\"; cat").with("word");
+    const command_spec fed{sandbox::argv::of({"cat"}), "fed\n"};
+    const command_spec plain{sandbox::argv::of({"echo", "plain"})};
+    const auto cat = sandbox::argv::of({"cat"});  // outside: g++ 12 rejects an initializer list in the frame
+    exec_options with_stdin;
+    with_stdin.stdin_data = "from options\n";
+    run_coro(ctx, [&]() -> asio::awaitable<void> {
+        exec_result a = co_await r->execute(words, with_stdin);
+        BOOST_CHECK(a.out == "word\nfrom options\n");
+        exec_result b = co_await async_execute(*r, fed, with_stdin, asio::use_awaitable);
+        BOOST_CHECK(b.out == "fed\n");  // the spec's stdin wins
+        exec_result c = co_await async_execute(*r, plain);
+        BOOST_CHECK(c.out == "plain\n");
+        exec_result d = co_await r->execute(command_spec{cat, "tmp\n"}, exec_options{});
+        BOOST_CHECK(d.out == "tmp\n");
+        // A spec without stdin keeps the options' stdin.
+        exec_result e = co_await r->execute(command_spec{cat}, with_stdin);
+        BOOST_CHECK(e.out == "from options\n");
+    }());
+    BOOST_CHECK(run_sync(*r, fed).out == "fed\n");
+    BOOST_CHECK(run_sync(*r, words.with("x")).out == "word\n");  // a temporary argv moves its words
+    auto f = async_execute(*r, fed, exec_options{}, asio::use_future);
+    ctx.restart();
+    ctx.run();
+    BOOST_CHECK(f.get().out == "fed\n");
+}
+
 BOOST_AUTO_TEST_CASE(a_launch_failure_gives_the_launch_errors_code)
 {
     driver_options o;
