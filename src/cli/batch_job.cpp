@@ -77,13 +77,13 @@ asio::awaitable<void> batch_run::run_line(line_source::line line, std::uint64_t 
         ++times.attempts;
         try {
             // Plain locals: g++ 12 mishandles temporaries made by ?: inside a co_await.
-            std::vector<std::string> argv;
+            std::vector<std::string> args;
             std::optional<std::string> input;
             if (attempt == o_.retries) {
-                argv = std::move(j.argv);
+                args = std::move(j.argv);
                 input = std::move(j.stdin_data);
             } else {
-                argv = j.argv;
+                args = j.argv;
                 input = j.stdin_data;
             }
             exec_options eo;
@@ -92,7 +92,7 @@ asio::awaitable<void> batch_run::run_line(line_source::line line, std::uint64_t 
                 eo.on_launch = [n = line.number](const launch_preview& p) {
                     say("line " + std::to_string(n) + ": starting: " + shell_command(p.argv));
                 };
-            result = co_await runner->execute(std::move(argv), std::move(eo));
+            result = co_await runner->execute(std::move(args), std::move(eo));
             outcome = result->success() ? job_outcome::succeeded
                       : result->timed_out ? job_outcome::timed_out
                                           : job_outcome::failed;

@@ -63,10 +63,10 @@ std::string shell_quote(std::string_view s)
     return out + "'";
 }
 
-std::string shell_command(const std::vector<std::string>& argv)
+std::string shell_command(const std::vector<std::string>& args)
 {
     std::string s;
-    for (const auto& a : argv) {
+    for (const auto& a : args) {
         if (!s.empty()) s += ' ';  // appended, not "x" + string: g++ 12 -O3 warns (-Wrestrict) on that
         s += shell_quote(a);
     }

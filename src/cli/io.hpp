@@ -26,8 +26,8 @@ std::string read_all(int fd);
 
 /// `s` as one word for sh: as it is when plain, else in single quotes.
 std::string shell_quote(std::string_view s);
-/// The words of `argv`, each quoted for sh, joined by spaces.
-std::string shell_command(const std::vector<std::string>& argv);
+/// The words of `args`, each quoted for sh, joined by spaces.
+std::string shell_command(const std::vector<std::string>& args);
 
 /// True when `fd` is open and a terminal.
 bool is_terminal(int fd) noexcept;
