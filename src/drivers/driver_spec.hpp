@@ -56,7 +56,7 @@ struct driver_spec {
     /// Once per runner, before its first run: sweeps what dead runs left behind.
     void (*on_create)(const driver_context&) = nullptr;
     /// The whole launch plan of one run (the isolating drivers share isolated_plan()).
-    launch_plan (*plan)(const driver_context&, const std::vector<std::string>& args, const exec_options&) = nullptr;
+    launch_plan (*plan)(const driver_context&, std::vector<std::string> args, const exec_options&) = nullptr;
 
     // The steps isolated_plan() calls; unused by the host.
     command_user (*user)(const driver_options&, bool root) = nullptr;
@@ -84,7 +84,7 @@ const driver_spec& spec_of(driver d);
 
 /// The plan of an isolating driver: a private work dir, mounts, environment, limits and
 /// cgroups prepared for the run, then the driver's command_line (drivers/isolation.cpp).
-launch_plan isolated_plan(const driver_context& ctx, const std::vector<std::string>& args, const exec_options& o);
+launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> args, const exec_options& o);
 
 /// Whether cgroups can be made here (tried once).
 bool cgroups_usable();

@@ -11,12 +11,12 @@ namespace sandbox::detail {
 
 namespace {
 
-launch_plan plan(const driver_context& ctx, const std::vector<std::string>& args, const exec_options& o)
+launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const exec_options& o)
 {
     // A missing directory is the command's start failure (start_error), like a missing
     // base dir; only a path that leaves the base dir is refused here.
     const auto& base = ctx.policy.base_dir();
-    return launch_plan{.argv = args, .env = env_strings(with_extra_env(child_environment(ctx.policy), o.env)),
+    return launch_plan{.argv = std::move(args), .env = env_strings(with_extra_env(child_environment(ctx.policy), o.env)),
                        .cwd = base / fenced_cwd(base, o.cwd, "host process", true), .stdin_fd = o.stdin_fd};
 }
 

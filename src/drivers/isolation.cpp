@@ -219,7 +219,7 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res)
 
 }  // namespace
 
-launch_plan isolated_plan(const driver_context& ctx, const std::vector<std::string>& args, const exec_options& o)
+launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> args, const exec_options& o)
 {
     auto resources = std::make_shared<run_resources>();
     sandbox_setup s = prepare(ctx, *resources);

@@ -31,7 +31,7 @@ public:
     {
         launch_plan plan;
         try {
-            plan = spec_.plan(context(), args, o);
+            plan = spec_.plan(context(), std::move(args), o);
         } catch (...) {
             return complete_later(ex, std::move(h), std::current_exception());
         }
@@ -43,12 +43,12 @@ public:
 
     process start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& o) override
     {
-        return start_long_lived(std::move(ex), spec_.plan(context(), args, o), limits_for(policy_, options_, o));
+        return start_long_lived(std::move(ex), spec_.plan(context(), std::move(args), o), limits_for(policy_, options_, o));
     }
 
     launch_preview preview(std::vector<std::string> args, const exec_options& o) const override
     {
-        auto plan = spec_.plan(context(), args, o);
+        auto plan = spec_.plan(context(), std::move(args), o);
         if (plan.cleanup) plan.cleanup();  // nothing ran: the work dir, cgroups and record go at once
         return {std::move(plan.argv), std::move(plan.env), std::move(plan.cwd)};
     }
