@@ -74,6 +74,7 @@ std::string tool_of(sandbox::driver d)
     case sandbox::driver::podman: return "podman";
     case sandbox::driver::firejail: return "firejail";
     case sandbox::driver::bubblewrap: return "bwrap";
+    case sandbox::driver::slurm: return "srun";
     case sandbox::driver::host: break;
     }
     return "true";

@@ -215,3 +215,6 @@ if [ "$(id -u)" = 0 ]; then
         --clear-groups -- "$FIREJAIL" --quiet --noprofile --net=none -- id -un
 fi
 echo "firejail: ready ($("$FIREJAIL" --version 2>/dev/null | head -n1))"
+
+# The slurm driver's cluster: a single-node Slurm (munge, slurmctld, slurmd) on this host.
+"$(dirname "$0")/setup-slurm.sh"

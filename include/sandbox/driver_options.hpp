@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sandbox/driver.hpp>
 #include <sandbox/mount.hpp>
 
 #include <string>
@@ -12,11 +13,28 @@
 namespace sandbox {
 
 /// Driver settings that are not policy: which binary and image, and how executions end.
+/// How the slurm driver submits an execution. Each one is a job step started with `srun`
+/// (`--ntasks=1`, `--mem` from the memory limit, `--time` as a backstop, `--export=NONE`);
+/// on the node, `sandbox-run slurm-step` applies the policy with the inner driver and
+/// reports the result. Inside an allocation (SLURM_JOB_ID set, as under salloc or sbatch)
+/// executions are steps of it (`--exact`); outside one, each is a job of its own.
+struct slurm_options {
+    /// The partition to run in; empty: the cluster's default.
+    std::string partition;
+    /// The isolation applied on the compute node: driver::bubblewrap or driver::host.
+    driver inner = driver::bubblewrap;
+    /// More arguments for srun, before the command (e.g. "--account=ml", "--gres=gpu:1").
+    std::vector<std::string> extra_args;
+    /// The sandbox-run the nodes start, at the same path on every node. Empty: the variable
+    /// SANDBOX_RUN_BIN, else the one installed with the library, else sandbox-run on PATH.
+    std::string node_program;
+};
+
 struct driver_options {
     /// Container image for docker and podman.
     std::string image = "alpine:3";
-    /// The driver's binary. Empty: the DOCKER_BIN, PODMAN_BIN, FIREJAIL_BIN or BWRAP_BIN
-    /// variable, then PATH. Ignored by the host driver.
+    /// The driver's binary. Empty: the DOCKER_BIN, PODMAN_BIN, FIREJAIL_BIN, BWRAP_BIN or
+    /// SRUN_BIN variable, then PATH. Ignored by the host driver.
     std::string binary;
     /// After SIGTERM on a timeout or cancellation, how long the command gets before SIGKILL.
     std::chrono::milliseconds kill_grace{250};
@@ -39,6 +57,8 @@ struct driver_options {
     /// firejail requires; scripts/setup-engines.sh creates it. No such account: the launch
     /// fails with errc::engine_failed rather than running the command as root.
     std::string firejail_user = "sandbox-run";
+    /// The slurm driver's partition, node-side driver and srun arguments.
+    slurm_options slurm;
 };
 
 }  // namespace sandbox

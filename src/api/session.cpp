@@ -79,6 +79,10 @@ constexpr const char* state_mount = "/mnt/.sandbox-session";
 session::session(execution_policy policy, driver d, driver_options options, session_options settings)
     : policy_(std::move(policy)), driver_(d)
 {
+    if (d == driver::slurm)
+        throw launch_error(errc::driver_unavailable,
+                           "Failed to start session: the slurm driver runs each command on the node the scheduler "
+                           "picks, so no work dir is kept between commands");
     const auto& spec = detail::spec_of(d);
     const bool isolating = spec.isolating;
     // Under a root caller commands of an isolating driver run unprivileged: the dirs are theirs.

@@ -51,7 +51,7 @@ batch_run::batch_run(const options& o, const execution_policy& policy, int in_fd
       cancel_(std::make_unique<asio::cancellation_signal[]>(workers_)),
       max_line_(o.max_line)
 {
-    if (o.image) driver_options_.image = *o.image;
+    driver_options_ = driver_options_for(o);
     driver_ = o.driver;
     base_runner_ = make_runner(policy_, driver_, driver_options_);
     show_progress_ = o.progress.value_or(is_terminal(STDERR_FILENO));

@@ -73,4 +73,11 @@ std::string shell_command(const std::vector<std::string>& args)
     return s;
 }
 
+std::string own_program_path()
+{
+    char buf[4096];
+    const auto n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
 }  // namespace sandbox::cli

@@ -32,6 +32,9 @@ std::string shell_command(const std::vector<std::string>& args);
 /// True when `fd` is open and a terminal.
 bool is_terminal(int fd) noexcept;
 
+/// This program's own path (empty when unknown): what the slurm driver's nodes start.
+std::string own_program_path();
+
 /// Raises the soft limit on open descriptors to at least `wanted` (as far as the hard limit
 /// allows). Batch runs need a few descriptors per job in flight.
 void ensure_descriptor_limit(unsigned long wanted) noexcept;

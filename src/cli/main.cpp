@@ -8,6 +8,7 @@
 #include "options.hpp"
 #include "report.hpp"
 #include "single_run.hpp"
+#include "slurm_step.hpp"
 
 #include <csignal>
 #include <exception>
@@ -39,6 +40,7 @@ int main(int argc, char** argv)
     std::vector<std::string_view> args(argv + 1, argv + argc);
     try {
         if (!args.empty() && args.front() == "report") return run_report({args.begin() + 1, args.end()});
+        if (!args.empty() && args.front() == "slurm-step") return run_slurm_step({args.begin() + 1, args.end()});
         const auto o = parse_options(args);
         switch (o.mode) {
         case run_mode::help: write_all(STDOUT_FILENO, usage_text()); return exit_status::ok;

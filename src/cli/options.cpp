@@ -49,6 +49,16 @@ const option_spec option_table[] = {
          }
      }},
     {"image", 0, arity::value, false, [](options& o, auto f, auto v) { o.image = std::string(non_empty(f, v)); }},
+    {"partition", 0, arity::value, false,
+     [](options& o, auto f, auto v) { o.slurm.partition = std::string(non_empty(f, v)); }},
+    {"inner-driver", 0, arity::value, false,
+     [](options& o, auto f, auto v) {
+         if (v != "host" && v != "bubblewrap")
+             throw usage_error(std::string(f) + ": the driver on the nodes is host or bubblewrap, not " + squote(v));
+         o.slurm.inner = parse_driver(v);
+     }},
+    {"srun-arg", 0, arity::value, false,
+     [](options& o, auto f, auto v) { o.slurm.extra_args.emplace_back(non_empty(f, v)); }},
     {"timeout", 0, arity::value, false,
      [](options& o, auto f, auto v) {
          o.timeout = limit_or_none(f, v, "seconds, e.g. 0.5 or 2; or 500ms, 1m; 0 or none for no timeout")
@@ -252,6 +262,15 @@ options parse_options(const std::vector<std::string_view>& args)
         if (o.command.front().empty()) throw usage_error("the command name is empty");
     }
     return o;
+}
+
+driver_options driver_options_for(const options& o)
+{
+    driver_options d;
+    if (o.image) d.image = *o.image;
+    d.slurm = o.slurm;
+    if (!std::getenv("SANDBOX_RUN_BIN")) d.slurm.node_program = own_program_path();
+    return d;
 }
 
 execution_policy effective_policy(const options& o)

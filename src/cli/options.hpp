@@ -55,6 +55,7 @@ struct options {
     std::optional<std::filesystem::path> policy_file;
     sandbox::driver driver = sandbox::driver::host;
     std::optional<std::string> image;
+    slurm_options slurm;  // --partition, --inner-driver, --srun-arg
     std::optional<std::chrono::milliseconds> timeout;  // sandbox::no_timeout: none
     std::optional<std::optional<std::chrono::milliseconds>> idle_timeout;  // inner nullopt: disabled
     std::optional<std::string> memory;                                     // normalized
@@ -97,6 +98,9 @@ options parse_options(const std::vector<std::string_view>& args);
 
 /// The policy file (if any) with the flags applied over it. Throws usage_error.
 execution_policy effective_policy(const options& o);
+
+/// The driver options the flags make (image, slurm settings; the nodes start this program).
+driver_options driver_options_for(const options& o);
 
 /// The --help text.
 std::string usage_text();

@@ -81,15 +81,40 @@ int print_dry_run(const options& o, const command_runner& runner)
 
 }  // namespace
 
+run_outcome run_until_stopped(command_runner& runner, const std::vector<std::string>& command, exec_options eo,
+                              bool stream)
+{
+    asio::io_context ctx;
+    asio::cancellation_signal cancel;
+    stop_signals stop(ctx, [&](int) { cancel.emit(asio::cancellation_type::terminal); });
+    if (stream) {
+        eo.on_output = [](stream_kind k, std::string_view chunk) {
+            try {
+                write_all(k == stream_kind::out ? STDOUT_FILENO : STDERR_FILENO, chunk);
+            } catch (const write_error& e) {
+                if (e.error != EBADF) throw;  // a closed stream is ignored; EPIPE ends the command
+            }
+        };
+    }
+    run_outcome outcome;
+    asio::co_spawn(ctx, runner.execute(command, std::move(eo)),
+                   asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, exec_result r) {
+                       outcome.error = e;
+                       outcome.result = std::move(r);
+                       stop.close();
+                   }));
+    ctx.run();
+    outcome.stop_signal = stop.received();
+    return outcome;
+}
+
 int run_single(const options& o, const execution_policy& policy)
 {
     // stdin goes to the command as it is, read by the command as it comes: nothing is
     // buffered here, and the timeout runs from the start.
     const bool pass_stdin = !o.no_stdin && !is_terminal(STDIN_FILENO) && ::fcntl(STDIN_FILENO, F_GETFD) >= 0;
 
-    driver_options dopts;
-    if (o.image) dopts.image = *o.image;
-    auto runner = make_runner(policy, o.driver, dopts);
+    auto runner = make_runner(policy, o.driver, driver_options_for(o));
     const auto caps = runner->caps();
     for (const auto& what : unenforced_settings(asked_by(o), policy, caps, o.driver)) {
         if (o.strict) {
@@ -100,38 +125,14 @@ int run_single(const options& o, const execution_policy& policy)
     }
     if (o.dry_run) return print_dry_run(o, *runner);
 
-    asio::io_context ctx;
-    asio::cancellation_signal cancel;
-    stop_signals stop(ctx, [&](int) { cancel.emit(asio::cancellation_type::terminal); });
-
-    output_callback stream;
-    if (!o.json) {
-        stream = [](stream_kind k, std::string_view chunk) {
-            try {
-                write_all(k == stream_kind::out ? STDOUT_FILENO : STDERR_FILENO, chunk);
-            } catch (const write_error& e) {
-                if (e.error != EBADF) throw;  // a closed stream is ignored; EPIPE ends the command
-            }
-        };
-    }
-
-    std::exception_ptr error;
-    exec_result result;
     exec_options eo;
     eo.stdin_fd = pass_stdin ? STDIN_FILENO : -1;
-    eo.on_output = std::move(stream);
     if (o.verbose)
         eo.on_launch = [&](const launch_preview& p) {
             say("starting (" + std::string(to_string(o.driver)) + " driver, in " + shell_quote(p.cwd.string()) +
                 "): " + shell_command(p.argv));
         };
-    asio::co_spawn(ctx, runner->execute(o.command, std::move(eo)),
-                   asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, exec_result r) {
-                       error = e;
-                       result = std::move(r);
-                       stop.close();
-                   }));
-    ctx.run();
+    auto [error, result, stopped_by] = run_until_stopped(*runner, o.command, std::move(eo), !o.json);
 
     if (error) {
         try {
@@ -140,9 +141,9 @@ int run_single(const options& o, const execution_policy& policy)
             say(e.what());
             return exit_status::sandbox_failed;
         } catch (const boost::system::system_error& e) {
-            if (e.code() == asio::error::operation_aborted && stop.received()) {
-                say("stopped the command on " + signal_name(stop.received()));
-                return 128 + stop.received();
+            if (e.code() == asio::error::operation_aborted && stopped_by) {
+                say("stopped the command on " + signal_name(stopped_by));
+                return 128 + stopped_by;
             }
             say(e.what());
             return exit_status::sandbox_failed;

@@ -9,6 +9,7 @@ std::string usage_text()
     return R"(Usage: sandbox-run [OPTIONS] [--] COMMAND [ARG...]
        sandbox-run [OPTIONS] --batch JOBS.jsonl [-j N] [-o RESULTS.jsonl]
        sandbox-run report RESULTS.jsonl [-o REPORT.html]   (an HTML page; report --help)
+       sandbox-run slurm-step ...   (what the slurm driver starts on a node; not by hand)
 
 Runs a command under an execution policy (time, memory, network, environment, paths and
 output limits), or a batch of commands from a file of JSON lines.
@@ -19,8 +20,15 @@ Policy (the --policy file is loaded first, then the flags override it):
                            readable_paths, writable_paths, env, inherit_env,
                            network_enabled, stdout_limit_bytes, stderr_limit_bytes,
                            env_allowlist, disk_limit
-  --driver NAME            host (default), docker, podman, firejail or bubblewrap
+  --driver NAME            host (default), docker, podman, firejail, bubblewrap or
+                           slurm (each command a Slurm job step, on the node the
+                           scheduler picks; see --inner-driver)
   --image IMAGE            container image for docker and podman (default alpine:3)
+  --partition NAME         slurm: the partition (default: the cluster's default)
+  --inner-driver NAME      slurm: what applies the policy on the node, bubblewrap
+                           (default) or host
+  --srun-arg ARG           slurm: one more argument for srun (repeatable), e.g.
+                           --srun-arg=--account=ml
   --timeout DURATION       wall-clock limit for the whole command (default 5);
                            0 or none: no limit
   --idle-timeout DURATION  stop the command after this long without any output;

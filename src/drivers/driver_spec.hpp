@@ -78,6 +78,7 @@ extern const driver_spec docker_driver;
 extern const driver_spec podman_driver;
 extern const driver_spec bubblewrap_driver;
 extern const driver_spec firejail_driver;
+extern const driver_spec slurm_driver;
 
 /// The row of `d` (drivers/table.cpp).
 const driver_spec& spec_of(driver d);

@@ -16,6 +16,7 @@ std::string_view to_string(driver d) noexcept
     case driver::podman: return "podman";
     case driver::firejail: return "firejail";
     case driver::bubblewrap: return "bubblewrap";
+    case driver::slurm: return "slurm";
     }
     return "unknown";
 }
@@ -25,7 +26,7 @@ driver parse_driver(std::string_view name)
     for (driver d : all_drivers)
         if (to_string(d) == name) return d;
     throw std::invalid_argument("Unsupported sandbox driver: " + std::string(name) +
-                                ". Allowed: host, docker, podman, firejail, bubblewrap");
+                                ". Allowed: host, docker, podman, firejail, bubblewrap, slurm");
 }
 
 std::string_view to_string(stream_kind k) noexcept { return k == stream_kind::out ? "out" : "err"; }

@@ -213,8 +213,18 @@ private:
 
     void deliver(stream_kind k, std::string_view chunk)
     {
+        machine_.on_output(clock::now());
+        if (k == stream_kind::err && plan_.err_sieve) {
+            const auto passed = plan_.err_sieve->feed(chunk);
+            if (!passed.empty()) pass_on(k, passed);
+            return;
+        }
+        pass_on(k, chunk);
+    }
+
+    void pass_on(stream_kind k, std::string_view chunk)
+    {
         const auto now = clock::now();
-        machine_.on_output(now);
         stream(k).tail.append(chunk);
         if (!on_output_ || callback_error_) return;
         try {
@@ -228,6 +238,8 @@ private:
 
     void stream_closed(stream_kind k)
     {
+        if (k == stream_kind::err && plan_.err_sieve)
+            if (const auto rest = plan_.err_sieve->finish(); !rest.empty()) pass_on(k, rest);
         error_code ignored;
         stream(k).d.close(ignored);
         apply(machine_.on_stream_closed(k));
@@ -308,6 +320,7 @@ private:
     exec_result make_result(const exit_info* e)
     {
         exec_result r;
+        if (plan_.err_sieve) err_.tail.append(plan_.err_sieve->finish());  // a stream we stopped reading
         r.truncated_out = out_.tail.truncated();
         r.truncated_err = err_.tail.truncated();
         r.out = out_.tail.take();

@@ -4,6 +4,7 @@
 
 #include "run/child.hpp"
 #include "run/exec_machine.hpp"
+#include "run/line_sieve.hpp"
 #include "run/pending_handler.hpp"
 
 #include <sandbox/detail/config.hpp>
@@ -19,6 +20,7 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +54,9 @@ struct launch_plan {
     /// driver's tool's own failures from the command's; may throw launch_error, which the
     /// caller then gets instead.
     std::function<void(exec_result&)> check;
+    /// Takes the launcher's own lines out of stderr (srun's notes, the node's report) before
+    /// the cap and the callback see it; the driver reads what it took in `check`.
+    std::shared_ptr<line_sieve> err_sieve;
     /// exec_options::on_launch: called on the strand just before the spawn.
     std::function<void(const launch_preview&)> on_launch;
 };

@@ -26,6 +26,7 @@ std::string tool_name(driver d)
     case driver::podman: return "podman";
     case driver::firejail: return "firejail";
     case driver::bubblewrap: return "bwrap";
+    case driver::slurm: return "srun";
     case driver::host: break;
     }
     return "host";

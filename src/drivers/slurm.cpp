@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: BSL-1.0
+// slurm: every execution is one Slurm job step, started with srun and placed by the scheduler.
+// On the node `sandbox-run slurm-step` applies the policy with the inner driver (bubblewrap
+// or host), streams the output back through srun and ends stderr with a report line, which
+// the client takes out again. The library's own timers stay authoritative: srun's --time is a
+// backstop, and a run we end is cancelled with scancel and waited for.
+#include "drivers/driver_spec.hpp"
+
+#include "drivers/runner.hpp"
+#include "drivers/support.hpp"
+#include "run/line_sieve.hpp"
+#include <sandbox/environment.hpp>
+#include <sandbox/json.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <random>
+
+namespace sandbox::detail {
+
+namespace {
+
+constexpr std::uint64_t mib = 1024 * 1024;
+
+// srun's own lines (its errors, the step's exit note) and the node's (slurmstepd's kill
+// notes). Its errors and the node's notes may also follow an unterminated line of the
+// command's stderr. The report line's prefix is added per run.
+constexpr const char* srun_prefix = "srun: ";
+constexpr const char* srun_error = "srun: error: ";
+constexpr const char* stepd_markers[] = {"slurmstepd: ", "slurmstepd-"};
+
+std::string random_hex(int digits)
+{
+    thread_local std::mt19937_64 gen{std::random_device{}()};
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string s;
+    for (int i = 0; i < digits; ++i) s += hex[gen() & 15];
+    return s;
+}
+
+bool exists_executable(const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; }
+
+// The program the nodes run: as configured, else SANDBOX_RUN_BIN, else the installed
+// sandbox-run (the same path on every node), else one on PATH, else the one built beside
+// this library.
+std::string node_program(const driver_options& o)
+{
+    if (!o.slurm.node_program.empty()) return o.slurm.node_program;
+    if (const char* v = std::getenv("SANDBOX_RUN_BIN"); v && *v) return v;
+    for (std::string p : {std::string(SANDBOX_INSTALL_BINDIR "/sandbox-run"), find_on_path("sandbox-run"),
+                          std::string(SANDBOX_BUILD_BINDIR "/sandbox-run")})
+        if (exists_executable(p)) return p;
+    fail_start("srun", "sandbox-run, which runs the command on the node, is not installed here; set SANDBOX_RUN_BIN");
+}
+
+driver inner_driver(const driver_context& ctx)
+{
+    const auto inner = ctx.options.slurm.inner;
+    if (inner != driver::host && inner != driver::bubblewrap)
+        fail_start("srun", "driver_options::slurm.inner is " + std::string(to_string(inner)) +
+                               "; a node runs commands with host or bubblewrap");
+    return inner;
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// A run we ended: its job (or, in an allocation, its step) is killed, cancelled and waited
+// for until the queue no longer has it, so that nothing of it runs on the node any more.
+std::vector<std::string> cancel_argv(const std::string& name, const char* job_id)
+{
+    // $1 the job or step name, $2 the allocation's job id (empty: the run was a job).
+    static constexpr const char* script = R"(i=0
+while [ $i -lt 600 ]; do
+    if [ -n "$2" ]; then ids=$(squeue -h -s -j "$2" -o '%i %j' | awk -v n="$1" '$2 == n {print $1}')
+    else ids=$(squeue -h -n "$1" -o '%i'); fi
+    [ -n "$ids" ] || exit 0
+    if [ $((i % 50)) -eq 0 ]; then scancel --signal=KILL $ids; scancel $ids; fi
+    i=$((i + 1))
+    sleep 0.1
+done
+echo "srun: $1 still in the queue after 60 s" >&2
+exit 1)";
+    return {"/bin/sh", "-c", script, "sandbox-slurm-cancel", name, job_id ? job_id : ""};
+}
+
+launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const exec_options& o)
+{
+    if (args.empty()) fail_start("srun", "empty command");
+    const auto inner = inner_driver(ctx);
+    const auto srun = resolve_binary(ctx.options.binary, "SRUN_BIN", "srun", "srun");
+    const auto node = node_program(ctx.options);
+    const char* job = std::getenv("SLURM_JOB_ID");
+    if (job && !*job) job = nullptr;
+
+    const auto name = "sbx-" + std::to_string(::getpid()) + "-" + random_hex(12);
+    const auto tag = "sandbox-run slurm-step " + random_hex(16) + " ";
+    const auto wall = o.timeout.value_or(ctx.policy.timeout());
+    // The node's cgroup (bubblewrap) ends the command at its limit; Slurm's, which also
+    // counts sandbox-run and bwrap, is the limit for the host and a backstop otherwise.
+    const auto mem_mb = ceil_div(ctx.policy.memory_limit_bytes(), mib) + (inner == driver::host ? 16 : 64);
+
+    std::vector<std::string> a{srun, "--ntasks=1", "--nodes=1", "--quiet", "--unbuffered", "--job-name=" + name,
+                               "--mem=" + std::to_string(mem_mb) + "M"};
+    if (wall < no_timeout && wall.count() > 0)  // minutes, and one more: the timers come first
+        a.push_back("--time=" + std::to_string(ceil_div(static_cast<std::uint64_t>(wall.count()), 60000) + 1));
+    if (!ctx.options.slurm.partition.empty()) a.push_back("--partition=" + ctx.options.slurm.partition);
+    if (job) a.push_back("--exact");  // a step of the allocation, with only what it asked for
+    a.insert(a.end(), {"--export=NONE", "--chdir=/"});
+    a.insert(a.end(), ctx.options.slurm.extra_args.begin(), ctx.options.slurm.extra_args.end());
+
+    // The node gets the environment made here (srun --export would split values on commas)
+    // and the policy with the wall timer as a backstop; the idle timer runs here.
+    const auto env = with_extra_env(sandbox_environment(ctx.policy), o.env);
+    auto node_policy = ctx.policy.with_env(env, false).with_env_allowlist(std::nullopt).with_idle_timeout(std::nullopt);
+    if (wall < no_timeout) node_policy = node_policy.with_timeout(wall + std::chrono::seconds(5));
+    a.insert(a.end(), {"--", node, "slurm-step", "--driver", std::string(to_string(inner)), "--tag", tag, "--policy",
+                       to_json(node_policy)});
+    if (!o.cwd.empty()) a.insert(a.end(), {"--cwd", o.cwd.string()});
+    a.push_back("--");
+    a.insert(a.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
+
+    launch_plan p;
+    p.argv = std::move(a);
+    p.env = env_strings(current_environment());  // srun's own: SLURM_CONF, SLURM_JOB_ID, PATH
+    p.failure_prefix = "Failed to start srun";
+    p.throw_on_start_failure = true;
+    p.cleanup_argv = cancel_argv(name, job);
+    auto sieve = std::make_shared<line_sieve>(std::vector<std::string>{srun_prefix, tag},
+                                              std::vector<std::string>{srun_error, stepd_markers[0], stepd_markers[1]});
+    p.err_sieve = sieve;
+    p.check = [sieve, tag](exec_result& r) {
+        std::string first_error;  // srun's, when it could not start the step
+        bool report_seen = false;
+        for (const auto& line : sieve->taken()) {
+            if (line.starts_with(tag)) {
+                const auto report = boost::json::parse(std::string_view(line).substr(tag.size()));
+                if (const auto* e = report.as_object().if_contains("error")) {
+                    const auto& err = e->as_object();
+                    throw launch_error(errc::engine_failed,
+                                       "Failed to start the command on the node: " +
+                                           std::string(err.at("message").as_string()));
+                }
+                auto node_result = boost::json::value_to<exec_result>(report);
+                r.exit_code = node_result.exit_code;
+                r.term_signal = node_result.term_signal;
+                r.usage = node_result.usage;
+                r.oom_killed = node_result.oom_killed;
+                r.start_error = node_result.start_error;
+                if (r.start_error) r.err = std::move(node_result.err);  // the node driver's message
+                if (node_result.timed_out && !r.timed_out) {
+                    r.timed_out = true;
+                    r.timeout = node_result.timeout;
+                }
+                report_seen = true;
+            } else if (line.find("exceeded memory limit") != std::string::npos) {
+                r.oom_killed = true;  // Slurm's own limit killed the step (host inner driver)
+            } else if (line.starts_with(srun_error) && line.find(": task ") == std::string::npos &&
+                       first_error.empty()) {
+                first_error = line.substr(std::string_view(srun_error).size());
+            }
+        }
+        if (report_seen || r.timed_out || r.oom_killed) return;
+        if (!first_error.empty()) throw launch_error(errc::engine_failed, "Failed to start srun: " + first_error);
+        // No report and no error: srun lost the task's last output (it does when the task
+        // ends while its stdin is still being fed). The node's exit status, which srun
+        // passes on, is the command's.
+    };
+    // wait4's usage is srun's; the command's comes in the node's report.
+    p.measure = [](exec_result& r) noexcept { r.usage = resource_usage{.available = false}; };
+    return p;
+}
+
+capabilities caps(const driver_context& ctx)
+{
+    // What the node's driver enforces, with memory always bounded by Slurm's --mem.
+    capabilities c = ctx.options.slurm.inner == driver::bubblewrap
+                         ? capabilities{isolation::namespaces, true, true, true, true}
+                         : capabilities{isolation::none, false, true, false, false};
+    return c;
+}
+
+}  // namespace
+
+constinit const driver_spec slurm_driver{.id = driver::slurm, .tool = "srun", .binary_variable = "SRUN_BIN",
+                                         .isolating = true, .caps = caps, .plan = plan};
+
+}  // namespace sandbox::detail
