@@ -65,8 +65,8 @@ driver inner_driver(const driver_context& ctx)
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
-// A run we ended: its job (or, in an allocation, its step) is killed, cancelled and waited
-// for until the queue no longer has it, so that nothing of it runs on the node any more.
+// A run we ended: its job (or, in an allocation, its step) is told to stop, cancelled and
+// waited for until the queue no longer has it, so that nothing of it runs on the node any more.
 std::vector<std::string> cancel_argv(const std::string& name, const char* job_id)
 {
     // $1 the job or step name, $2 the allocation's job id (empty: the run was a job).
@@ -75,7 +75,11 @@ while [ $i -lt 600 ]; do
     if [ -n "$2" ]; then ids=$(squeue -h -s -j "$2" -o '%i %j' | awk -v n="$1" '$2 == n {print $1}')
     else ids=$(squeue -h -n "$1" -o '%i'); fi
     [ -n "$ids" ] || exit 0
-    if [ $((i % 50)) -eq 0 ]; then scancel --signal=KILL $ids; scancel $ids; fi
+    case $i in
+    0) scancel --signal=TERM $ids ;;   # the node's sandbox-run ends the command and cleans up
+    5) scancel $ids ;;                 # then the job or step itself
+    *[05]0) scancel --signal=KILL $ids; scancel $ids ;;
+    esac
     i=$((i + 1))
     sleep 0.1
 done

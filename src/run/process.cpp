@@ -32,7 +32,10 @@ void process_state::read_stderr()
     err.async_read_some(asio::buffer(err_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
         {
             std::lock_guard lock(self->mutex);
-            if (n > 0) self->err_tail.append({self->err_chunk.data(), n});
+            const std::string_view chunk(self->err_chunk.data(), n);
+            auto& sieve = self->plan.err_sieve;  // the launcher's own lines are not the command's
+            if (n > 0) self->err_tail.append(sieve ? std::string_view(sieve->feed(chunk)) : chunk);
+            if (ec && sieve) self->err_tail.append(sieve->finish());
             if (ec) self->stderr_done = true;
         }
         if (!ec) self->read_stderr();
