@@ -132,7 +132,6 @@ int run_slurm_step(const std::vector<std::string_view>& args)
     result.out.clear();
     // A start failure's stderr is the driver's message, which the stream did not show as such.
     if (!result.start_error) result.err.clear();
-    else if (!result.err.empty() && result.err.back() != '\n') report("", "");  // end the line streamed
     report(s.tag, to_json(result));
     if (result.start_error == errc::command_not_found) return exit_codes::command_not_found;
     if (result.start_error == errc::command_not_executable) return exit_status::cannot_execute;

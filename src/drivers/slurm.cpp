@@ -70,10 +70,16 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 std::vector<std::string> cancel_argv(const std::string& name, const char* job_id)
 {
     // $1 the job or step name, $2 the allocation's job id (empty: the run was a job).
+    // A pending job has no step to signal (scancel --signal would retry for a long time):
+    // it is cancelled at once.
     static constexpr const char* script = R"(i=0
 while [ $i -lt 600 ]; do
     if [ -n "$2" ]; then ids=$(squeue -h -s -j "$2" -o '%i %j' | awk -v n="$1" '$2 == n {print $1}')
-    else ids=$(squeue -h -n "$1" -o '%i'); fi
+    else
+        pending=$(squeue -h -n "$1" -t PENDING -o '%i')
+        [ -z "$pending" ] || scancel $pending
+        ids=$(squeue -h -n "$1" -o '%i')
+    fi
     [ -n "$ids" ] || exit 0
     case $i in
     0) scancel --signal=TERM $ids ;;   # the node's sandbox-run ends the command and cleans up
@@ -130,8 +136,13 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
     p.failure_prefix = "Failed to start srun";
     p.throw_on_start_failure = true;
     p.cleanup_argv = cancel_argv(name, job);
-    auto sieve = std::make_shared<line_sieve>(std::vector<std::string>{srun_prefix, tag},
-                                              std::vector<std::string>{srun_error, stepd_markers[0], stepd_markers[1]});
+    // srun answers SIGTERM or a second SIGINT by killing the step on the spot, before the
+    // node's sandbox-run can remove its work dir: srun is killed, and the cancel stops the
+    // step gently.
+    p.sigkill_only = true;
+    // The report follows the command's last output, which may not end its line.
+    auto sieve = std::make_shared<line_sieve>(std::vector<std::string>{srun_prefix},
+                                              std::vector<std::string>{tag, srun_error, stepd_markers[0], stepd_markers[1]});
     p.err_sieve = sieve;
     p.check = [sieve, tag](exec_result& r) {
         std::string first_error;  // srun's, when it could not start the step
@@ -146,8 +157,10 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
                                            std::string(err.at("message").as_string()));
                 }
                 auto node_result = boost::json::value_to<exec_result>(report);
-                r.exit_code = node_result.exit_code;
-                r.term_signal = node_result.term_signal;
+                if (!r.timed_out) {  // our timer fired first: 124 stands, as on every driver
+                    r.exit_code = node_result.exit_code;
+                    r.term_signal = node_result.term_signal;
+                }
                 r.usage = node_result.usage;
                 r.oom_killed = node_result.oom_killed;
                 r.start_error = node_result.start_error;

@@ -68,6 +68,7 @@ exec_machine::clock::time_point exec_machine::next_deadline() const noexcept
 
 exec_actions exec_machine::terminate(clock::time_point now, int first) noexcept
 {
+    if (timing_.sigkill_only) first = SIGKILL;
     if (first == SIGKILL) {
         phase_ = exec_phase::killed;
         phase_deadline_ = add(now, timing_.give_up);

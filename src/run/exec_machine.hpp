@@ -27,6 +27,10 @@ struct exec_timing {
     /// After SIGKILL, how long to wait for the main process: one that cannot be killed (a
     /// setuid program on the host driver) must not hold the result back for ever.
     std::chrono::nanoseconds give_up{std::chrono::seconds(5)};
+    /// Every stop is SIGKILL, never SIGTERM or SIGINT first: for a launcher that answers
+    /// those by killing what it launched at once (srun), where the driver's cleanup stops
+    /// it more gently.
+    bool sigkill_only = false;
 };
 
 enum class exec_phase {

@@ -449,6 +449,7 @@ private:
 void start_process(asio::any_io_executor ex, launch_plan plan, run_limits limits,
                    std::optional<std::string> stdin_data, output_callback on_output, run_handler handler)
 {
+    if (plan.sigkill_only) limits.timing.sigkill_only = true;
     auto op = std::make_shared<execution>(ex, std::move(plan), limits, std::move(stdin_data), std::move(on_output),
                                           std::move(handler));
     op->launch();

@@ -54,6 +54,8 @@ struct launch_plan {
     /// driver's tool's own failures from the command's; may throw launch_error, which the
     /// caller then gets instead.
     std::function<void(exec_result&)> check;
+    /// Stop the launcher with SIGKILL only (exec_timing::sigkill_only).
+    bool sigkill_only = false;
     /// Takes the launcher's own lines out of stderr (srun's notes, the node's report) before
     /// the cap and the callback see it; the driver reads what it took in `check`.
     std::shared_ptr<line_sieve> err_sieve;

@@ -163,6 +163,18 @@ inline bool running_in_ci()
     return ci && std::string(ci) == "true";
 }
 
+/// The digits right after `label` in `text` ("" when there are none). (No std::regex: g++ 12
+/// warns in its headers under the sanitizers.)
+inline std::string number_after(const std::string& text, const std::string& label)
+{
+    const auto at = text.find(label);
+    if (at == std::string::npos) return {};
+    const auto begin = at + label.size();
+    auto end = begin;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    return text.substr(begin, end - begin);
+}
+
 }  // namespace sandbox::test
 
 #endif

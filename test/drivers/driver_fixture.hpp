@@ -29,6 +29,7 @@
 #include <ostream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +45,26 @@ inline bool cgroups_usable_here()
     }();
     return usable;
 }
+
+/// Outside /tmp, which firejail and the namespaces replace anyway: a place the host shares
+/// with every user, as a server's data directory would be.
+struct shared_dir {
+    std::filesystem::path path;
+    explicit shared_dir(const std::string& parent = "/var/tmp")
+    {
+        std::string tmpl = parent + "/sandbox-attack-XXXXXX";
+        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp in " + parent + " failed");
+        path = tmpl;
+        ::chmod(path.c_str(), 0755);
+    }
+    ~shared_dir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    shared_dir(const shared_dir&) = delete;
+    shared_dir& operator=(const shared_dir&) = delete;
+};
 
 /// Sets (or unsets, with nullopt) a variable of this process for a scope.
 class env_guard {

@@ -25,24 +25,6 @@ namespace data = boost::unit_test::data;
 
 namespace {
 
-// Outside /tmp, which firejail and the namespaces replace anyway: a place the host shares
-// with every user, as a server's data directory would be.
-struct shared_dir {
-    std::filesystem::path path;
-    explicit shared_dir(const std::string& parent = "/var/tmp")
-    {
-        std::string tmpl = parent + "/sandbox-attack-XXXXXX";
-        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp in " + parent + " failed");
-        path = tmpl;
-        ::chmod(path.c_str(), 0755);
-    }
-    ~shared_dir()
-    {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
-
 // A listening unix socket anyone may connect to (mode 0777), the kind a host service leaves.
 struct open_listener {
     int fd = -1;

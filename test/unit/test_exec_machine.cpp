@@ -118,6 +118,25 @@ BOOST_AUTO_TEST_CASE(wall_deadline_sends_sigterm_and_closes_stdin_then_sigkill_a
     BOOST_TEST(!m.cancelled());
 }
 
+BOOST_AUTO_TEST_CASE(a_sigkill_only_launcher_is_killed_at_once_by_timeouts_and_every_cancellation)
+{
+    auto t = timing(5s, 1s);
+    t.sigkill_only = true;  // srun: SIGTERM would make it kill its step before the node cleans up
+    exec_machine wall(t, t0);
+    wall.on_output(t0 + 4500ms);
+    BOOST_TEST(wall.on_deadline(t0 + 5s).signal_group == SIGKILL);
+    BOOST_TEST(wall.phase() == exec_phase::killed);
+    BOOST_TEST(reason(wall) == "wall");
+    exec_machine idle(t, t0);
+    BOOST_TEST(idle.on_deadline(t0 + 1s).signal_group == SIGKILL);
+    BOOST_TEST(reason(idle) == "idle");
+    for (int sig : {SIGINT, SIGTERM, SIGKILL}) {
+        exec_machine cancelled(t, t0);
+        BOOST_TEST(cancelled.on_cancel(t0 + 100ms, sig).signal_group == SIGKILL, "cancelled with signal " << sig);
+        BOOST_TEST(cancelled.cancelled());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(a_late_wall_deadline_call_still_fires)
 {
     exec_machine m(timing(1s), t0);
