@@ -12,7 +12,6 @@
 
 namespace sandbox {
 
-/// Driver settings that are not policy: which binary and image, and how executions end.
 /// How the slurm driver submits an execution. Each one is a job step started with `srun`
 /// (`--ntasks=1`, `--mem` from the memory limit, `--time` as a backstop, `--export=NONE`);
 /// on the node, `sandbox-run slurm-step` applies the policy with the inner driver and
@@ -30,6 +29,7 @@ struct slurm_options {
     std::string node_program;
 };
 
+/// Driver settings that are not policy: which binary and image, and how executions end.
 struct driver_options {
     /// Container image for docker and podman.
     std::string image = "alpine:3";
