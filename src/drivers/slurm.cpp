@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <random>
 
 namespace sandbox::detail {
 
@@ -29,15 +28,6 @@ constexpr std::uint64_t mib = 1024 * 1024;
 constexpr const char* srun_prefix = "srun: ";
 constexpr const char* srun_error = "srun: error: ";
 constexpr const char* stepd_markers[] = {"slurmstepd: ", "slurmstepd-"};
-
-std::string random_hex(int digits)
-{
-    thread_local std::mt19937_64 gen{std::random_device{}()};
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string s;
-    for (int i = 0; i < digits; ++i) s += hex[gen() & 15];
-    return s;
-}
 
 bool exists_executable(const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; }
 
@@ -103,8 +93,8 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
     const char* job = std::getenv("SLURM_JOB_ID");
     if (job && !*job) job = nullptr;
 
-    const auto name = "sbx-" + std::to_string(::getpid()) + "-" + random_hex(12);
-    const auto tag = "sandbox-run slurm-step " + random_hex(16) + " ";
+    const auto name = "sbx-" + std::to_string(::getpid()) + "-" + random_sandbox_name().substr(8, 12);
+    const auto tag = "sandbox-run slurm-step " + random_sandbox_name().substr(8, 16) + " ";
     const auto wall = o.timeout.value_or(ctx.policy.timeout());
     // The node's cgroup (bubblewrap) ends the command at its limit; Slurm's, which also
     // counts sandbox-run and bwrap, is the limit for the host and a backstop otherwise.
@@ -191,10 +181,8 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
 capabilities caps(const driver_context& ctx)
 {
     // What the node's driver enforces, with memory always bounded by Slurm's --mem.
-    capabilities c = ctx.options.slurm.inner == driver::bubblewrap
-                         ? capabilities{isolation::namespaces, true, true, true, true}
-                         : capabilities{isolation::none, false, true, false, false};
-    return c;
+    return ctx.options.slurm.inner == driver::bubblewrap ? capabilities{isolation::namespaces, true, true, true, true}
+                                                         : capabilities{isolation::none, false, true, false, false};
 }
 
 }  // namespace
