@@ -29,9 +29,11 @@ void run_resources::release() noexcept
     }
     cgroup.reset();  // kills what is left inside, then removes it
     container_cgroup.reset();
+    bool left_behind = false;
     if (!work_dir.empty()) {
         if (work_dir_mounted) detach_mount(work_dir);
-        remove_tree(work_dir);
+        // Fails when descriptors ran out: the record stays, for a sweep once they are back.
+        left_behind = !remove_tree(work_dir) && ::access(work_dir.c_str(), F_OK) == 0;
     }
     work_dir.clear();
     work_dir_mounted = false;
@@ -40,7 +42,9 @@ void run_resources::release() noexcept
         ::unlink(cid_file.c_str());
         cid_file.clear();
     }
+    if (left_behind) return record.abandon();
     record.release();  // last: until now a sweep would have had something to clean
+    sweep_dead_runs_once();  // what earlier runs left, now that this one could clean up
 }
 
 bool cgroups_usable()
@@ -175,6 +179,7 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res)
     s.gid = user.gid;
     const auto& base = options.work_dir.empty() ? policy.base_dir() : options.work_dir.parent_path();
     if (ctx.root && spec.runs_unprivileged) check_reachable(ctx, s, base);
+    sweep_dead_runs_once();  // only when due: a run of ours left something behind
     if (options.work_dir.empty()) {
         // Under a root caller the command runs as s.uid, so the work dir must be theirs.
         s.work_dir = create_work_dir(policy.base_dir(), s.name, ctx.root ? s.uid : static_cast<uid_t>(-1), s.gid, spec.tool);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <mutex>
@@ -120,11 +121,28 @@ run_record& run_record::operator=(run_record&& o) noexcept
     return *this;
 }
 
+namespace {
+// Set by a run that left something behind; read at each launch.
+std::atomic<bool> sweep_due{false};
+}  // namespace
+
 void run_record::release() noexcept
 {
-    if (!dir_.empty()) remove_record(dir_);
+    if (!dir_.empty()) {
+        remove_record(dir_);
+        // Descriptors ran out (opendir failed) or a mount is still busy: left for a sweep.
+        if (::access(dir_.c_str(), F_OK) == 0) sweep_due.store(true, std::memory_order_relaxed);
+    }
     dir_.clear();
     if (fd_ >= 0) ::close(fd_);  // the lock goes with it
+    fd_ = -1;
+}
+
+void run_record::abandon() noexcept
+{
+    if (!dir_.empty()) sweep_due.store(true, std::memory_order_relaxed);
+    dir_.clear();
+    if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
 }
 
@@ -163,12 +181,13 @@ std::vector<std::string> sweep_dead_runs(const std::filesystem::path& records)
 void sweep_dead_runs_once()
 {
     static std::once_flag once;
-    std::call_once(once, [] {
-        try {
-            run_on(worker::blocking, [] { (void)sweep_dead_runs(run_record_dir()); });
-        } catch (...) {  // best effort
-        }
-    });
+    bool first = false;
+    std::call_once(once, [&] { first = true; });
+    if (!first && !sweep_due.exchange(false, std::memory_order_relaxed)) return;
+    try {
+        run_on(worker::blocking, [] { (void)sweep_dead_runs(run_record_dir()); });
+    } catch (...) {  // best effort
+    }
 }
 
 }  // namespace sandbox::detail

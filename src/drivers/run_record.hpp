@@ -35,6 +35,10 @@ public:
     /// Removes the record and drops the lock. Call after everything it names is gone.
     void release() noexcept;
 
+    /// Drops the lock but keeps the record, for what could not be removed now (descriptors
+    /// ran out): the next sweep, which this asks for, finishes the job.
+    void abandon() noexcept;
+
 private:
     std::filesystem::path dir_;
     int fd_ = -1;  // holds the lock
@@ -48,7 +52,8 @@ std::filesystem::path run_record_dir();
 /// removes the work dir and the record. Returns the names of the runs it cleaned up.
 std::vector<std::string> sweep_dead_runs(const std::filesystem::path& records);
 
-/// sweep_dead_runs(run_record_dir()) on a blocking-work thread, once per process.
+/// sweep_dead_runs(run_record_dir()) on a blocking-work thread: once per process, and again
+/// after a run of this process abandoned its record. Cheap when there is nothing to do.
 void sweep_dead_runs_once();
 
 }  // namespace sandbox::detail

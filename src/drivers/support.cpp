@@ -93,7 +93,7 @@ env_list with_extra_env(env_list base, const env_list& extra)
 {
     for (const auto& [name, value] : extra) {
         if (is_blocked_env_name(name)) continue;
-        auto it = std::find_if(base.begin(), base.end(), [&](const auto& kv) { return kv.first == name; });
+        auto it = std::find_if(base.begin(), base.end(), [&n = name](const auto& kv) { return kv.first == n; });
         if (it != base.end()) it->second = value;
         else base.emplace_back(name, value);
     }

@@ -107,7 +107,9 @@ bool remove_tree(const std::filesystem::path& dir) noexcept
     int cur = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (cur < 0 || ::fstat(cur, &st) != 0) {
         if (cur >= 0) ::close(cur);
-        return false;
+        // Out of descriptors (EMFILE), as when a launch fails for want of them: a work dir
+        // that nothing was written to yet still goes, since rmdir needs no descriptor.
+        return ::rmdir(dir.c_str()) == 0;
     }
     levels.push_back({{}, {st.st_dev, st.st_ino}, {}});
     bool ok = true;

@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <new>
+#include <thread>
 #include <vector>
 
 namespace sandbox::detail {
@@ -18,28 +20,59 @@ namespace {
 // Two threads of each kind: two cores' worth of spawning (posix_spawn holds its thread
 // 70-100 us a launch, so one thread alone already outruns the kernel's ~1,500 execs a second
 // here), and removals that do not wait for each other.
-constexpr std::size_t threads_per_kind = 2;
+constexpr int threads_per_kind = 2;
+
+// A pool whose threads are made one by one, outside Asio's constructor: when no thread can
+// be made (the pids cgroup or RLIMIT_NPROC is full) the pool keeps what it has and tries
+// again on the next job, where a thread_pool(n) would throw from its constructor and then
+// wait forever in its destructor for the threads it did make.
+struct kind_pool {
+    asio::thread_pool pool{0};
+    int threads = 0;
+
+    asio::thread_pool* grown() noexcept
+    {
+        for (; threads < threads_per_kind; ++threads) {
+            try {
+                std::thread([p = &pool] { p->attach(); }).detach();
+            } catch (...) {
+                break;
+            }
+        }
+        return threads > 0 ? &pool : nullptr;
+    }
+};
 
 struct pools {
     pid_t owner;
-    asio::thread_pool spawn{threads_per_kind};
-    asio::thread_pool blocking{threads_per_kind};
+    kind_pool spawn;
+    kind_pool blocking;
 };
 
-asio::thread_pool& pool_for(worker w)
+asio::thread_pool* pool_for(worker w) noexcept
 {
     static std::mutex mutex;
     static pools* current = nullptr;
     std::lock_guard lock(mutex);
     // Never destroyed: the threads must outlive every static that a job may touch. A forked
     // child has none of its parent's threads, so it gets its own (the old ones are leaked).
-    if (!current || current->owner != ::getpid()) current = new pools{::getpid()};
-    return w == worker::spawn ? current->spawn : current->blocking;
+    if (!current || current->owner != ::getpid()) {
+        auto* made = new (std::nothrow) pools{::getpid(), {}, {}};
+        if (!made) return nullptr;
+        current = made;
+    }
+    return (w == worker::spawn ? current->spawn : current->blocking).grown();
 }
 
 }  // namespace
 
-void run_on(worker w, std::function<void()> job) { asio::post(pool_for(w), std::move(job)); }
+void run_on(worker w, std::function<void()> job)
+{
+    if (auto* pool = pool_for(w)) return asio::post(*pool, std::move(job));
+    // No thread could be made: run it here rather than lose it. It blocks the caller, but a
+    // spawn then fails at once for the same reason, and a removal is what frees the system.
+    job();
+}
 
 void offload_service::shutdown()
 {

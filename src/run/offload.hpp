@@ -28,7 +28,8 @@ enum class worker { spawn, blocking };
 /// Runs `job` on a thread of `w`. The threads belong to the process, not to an io_context,
 /// and never end: a launcher that dies with the thread that started it
 /// (bwrap --die-with-parent watches its parent *thread*) lives as long as it should. After a
-/// fork, the child process gets threads of its own on first use.
+/// fork, the child process gets threads of its own on first use. Where no thread can be made
+/// at all (the process limit is reached), `job` runs on the caller's thread.
 void run_on(worker w, std::function<void()> job);
 
 /// Per io_context, hands the results of offloaded steps back to the context, and makes sure
