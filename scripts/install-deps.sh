@@ -12,6 +12,8 @@ packages=(
     dpkg-dev file groff-base man-db bash-completion
     # The API reference (target sandbox_doc) and its test, test_docs.
     doxygen
+    # scripts/fuzz.sh: clang's libFuzzer and sanitizer runtimes.
+    clang libclang-rt-14-dev
 )
 
 missing=()

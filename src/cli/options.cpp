@@ -279,7 +279,11 @@ execution_policy effective_policy(const options& o)
     if (o.policy_file) {
         const auto text = read_text_file(*o.policy_file, "--policy");
         boost::system::error_code ec;
-        auto jv = boost::json::parse(text, ec);
+        // Byte for byte like policy_from_json: the policy that to_json sends to a slurm
+        // node may hold paths or values that are not UTF-8.
+        boost::json::parse_options opts;
+        opts.allow_invalid_utf8 = true;
+        auto jv = boost::json::parse(text, ec, {}, opts);
         if (ec) throw usage_error("--policy " + o.policy_file->string() + ": not valid JSON (" + ec.message() + ")");
         try {
             base = apply_json(base, jv);
@@ -307,7 +311,8 @@ execution_policy effective_policy(const options& o)
     if (!o.env.empty()) {
         env_list env = base.env();
         for (const auto& [name, value] : o.env) {
-            auto it = std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; });
+            // An init-capture: clang before 16 cannot capture a structured binding.
+            auto it = std::find_if(env.begin(), env.end(), [&n = name](const auto& kv) { return kv.first == n; });
             if (it != env.end()) it->second = value;
             else env.emplace_back(name, value);
         }

@@ -62,6 +62,13 @@ std::string serialize_json(const json::value& v)
 
 std::string to_json(const exec_result& r) { return serialize_json(json::value_from(r)); }
 std::string to_json(const execution_policy& p) { return serialize_json(json::value_from(p)); }
-execution_policy policy_from_json(std::string_view text) { return json::value_to<execution_policy>(json::parse(text)); }
+execution_policy policy_from_json(std::string_view text)
+{
+    // to_json writes paths and environment values byte for byte, and those need not be
+    // UTF-8 (a file name, a variable's value): what it writes must read back the same.
+    json::parse_options opts;
+    opts.allow_invalid_utf8 = true;
+    return json::value_to<execution_policy>(json::parse(text, {}, opts));
+}
 
 }  // namespace sandbox
