@@ -43,8 +43,9 @@ void run_resources::release() noexcept
         cid_file.clear();
     }
     if (left_behind) return record.abandon();
+    const bool had_record = !record.dir().empty();  // not a second call (the destructor's)
     record.release();  // last: until now a sweep would have had something to clean
-    sweep_dead_runs_once();  // what earlier runs left, now that this one could clean up
+    if (had_record) sweep_dead_runs_once();  // what earlier runs left, now that this one could clean up
 }
 
 bool cgroups_usable()

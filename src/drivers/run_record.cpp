@@ -124,6 +124,13 @@ run_record& run_record::operator=(run_record&& o) noexcept
 namespace {
 // Set by a run that left something behind; read at each launch.
 std::atomic<bool> sweep_due{false};
+
+bool listable(const std::filesystem::path& dir)
+{
+    DIR* d = ::opendir(dir.c_str());
+    if (d) ::closedir(d);
+    return d != nullptr || (errno != EMFILE && errno != ENFILE);
+}
 }  // namespace
 
 void run_record::release() noexcept
@@ -185,7 +192,11 @@ void sweep_dead_runs_once()
     std::call_once(once, [&] { first = true; });
     if (!first && !sweep_due.exchange(false, std::memory_order_relaxed)) return;
     try {
-        run_on(worker::blocking, [] { (void)sweep_dead_runs(run_record_dir()); });
+        run_on(worker::blocking, [] {
+            // Still out of descriptors: the next launch tries again.
+            if (!listable(run_record_dir())) return sweep_due.store(true, std::memory_order_relaxed);
+            (void)sweep_dead_runs(run_record_dir());
+        });
     } catch (...) {  // best effort
     }
 }
