@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes every target in test/fuzz with clang's libFuzzer (ASan+UBSan), FUZZ_SECONDS each
-# (default 60), up to nproc targets at a time. Usage: scripts/fuzz.sh [target...]
+# (default 60) of wall-clock time, FUZZ_JOBS targets at a time (default: all at once, so the
+# whole run takes about FUZZ_SECONDS however many targets there are; they share the cores).
+# Usage: scripts/fuzz.sh [target...]
 # Each run starts from a copy of the target's seed corpus and regressions in
 # build-fuzz/corpus/<target> (the repository is never written to); crash inputs go to
 # build-fuzz/artifacts/<target>/. Exits non-zero when a target crashed.
@@ -8,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 build=build-fuzz
-jobs=$(nproc 2>/dev/null || echo 2)
+build_jobs=$(nproc 2>/dev/null || echo 2)
 all_targets=(policy_json job_line values cli_args workspace_paths)
 targets=("${all_targets[@]}")
 if (($#)); then targets=("$@"); fi
@@ -27,7 +29,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -D
     -DSANDBOX_BUILD_TESTS=ON -DSANDBOX_BUILD_CLI=OFF -DSANDBOX_BUILD_EXAMPLES=OFF -DSANDBOX_BUILD_BENCH=OFF \
     -DSANDBOX_INSTALL=OFF -DSANDBOX_BUILD_DOCS=OFF -DSANDBOX_ENABLE_SANITIZERS=OFF -DSANDBOX_ENABLE_TSAN=OFF \
     "${launcher[@]}" >/dev/null
-cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}"
+cmake --build "$build" -j "$build_jobs" --target "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -43,6 +45,7 @@ run_one() {
     echo "$rc" >"$build/artifacts/$t.rc"
 }
 
+jobs=${FUZZ_JOBS:-${#targets[@]}}
 start=$(date +%s)
 running=0
 for t in "${targets[@]}"; do

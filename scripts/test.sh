@@ -18,16 +18,12 @@ run_suite() {
     local t0=$SECONDS
     scripts/build.sh "$dir" "$@"
     local t1=$SECONDS
-    (cd "$dir" && ctest --output-on-failure --timeout 900 -j "$jobs" ${ctest_extra[@]+"${ctest_extra[@]}"})
+    (cd "$dir" && ctest --output-on-failure --timeout 900 -j "$jobs")
     echo "   $dir: built in $((t1 - t0)) s, tested in $((SECONDS - t1)) s"
 }
 
 echo "== normal build"
-ctest_extra=()
 run_suite build
-# The load test's figures are latencies, which the sanitizers' runtimes distort: it runs in
-# the normal build only (the soak, with its checks for leaks, runs in all three).
-ctest_extra=(-LE load)
 echo "== sanitizer build (ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_suite build-sanitize -DSANDBOX_ENABLE_SANITIZERS=ON -DSANDBOX_BUILD_BENCH=OFF -DSANDBOX_INSTALL=OFF
