@@ -26,10 +26,10 @@ echo "== normal build"
 run_suite build
 echo "== sanitizer build (ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_suite build-sanitize -DSANDBOX_ENABLE_SANITIZERS=ON -DSANDBOX_BUILD_BENCH=OFF -DSANDBOX_INSTALL=OFF
+    run_suite build-sanitize -DSANDBOX_ENABLE_SANITIZERS=ON -DSANDBOX_BUILD_BENCH=OFF -DSANDBOX_BUILD_EXAMPLES=OFF -DSANDBOX_INSTALL=OFF
 echo "== sanitizer build (ThreadSanitizer)"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/tsan.supp \
-    run_suite build-tsan -DSANDBOX_ENABLE_TSAN=ON -DSANDBOX_BUILD_BENCH=OFF -DSANDBOX_INSTALL=OFF
+    run_suite build-tsan -DSANDBOX_ENABLE_TSAN=ON -DSANDBOX_BUILD_BENCH=OFF -DSANDBOX_BUILD_EXAMPLES=OFF -DSANDBOX_INSTALL=OFF
 echo "== fuzzing (libFuzzer, ASan + UBSan)"
 scripts/fuzz.sh
 echo "all tests passed"
