@@ -75,6 +75,7 @@ std::string tool_of(sandbox::driver d)
     case sandbox::driver::firejail: return "firejail";
     case sandbox::driver::bubblewrap: return "bwrap";
     case sandbox::driver::slurm: return "srun";
+    case sandbox::driver::landlock: return "sandbox-landlock-exec";  // bench/landlock.cpp
     case sandbox::driver::host: break;
     }
     return "true";

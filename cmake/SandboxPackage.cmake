@@ -16,7 +16,7 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGE_DESCRIPTION [[
 A C++20 library and the sandbox-run command: wall and idle timeouts,
 memory and disk limits, output caps, a filtered environment, network on
-or off, readable and writable mounts, on the host or under bubblewrap,
+or off, readable and writable mounts, on the host, under Landlock, bubblewrap,
 firejail, docker or podman. sandbox-run runs one command or a batch of
 JSON lines.]])
 set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/LICENSE")

@@ -9,10 +9,11 @@
 namespace sandbox {
 
 /// How strongly a driver separates the command from the host, weakest first, so policy
-/// code can compare with >=.
-enum class isolation { none, namespaces, container };
+/// code can compare with >=. `confined`: the command sees the host's paths and processes,
+/// but the kernel (Landlock, seccomp) limits what it may open, reach and signal.
+enum class isolation { none, confined, namespaces, container };
 
-/// The enumerator's name: "none", "namespaces" or "container".
+/// The enumerator's name: "none", "confined", "namespaces" or "container".
 SANDBOX_DECL std::string_view to_string(isolation i) noexcept;
 
 /// What a runner really enforces, as opposed to what its policy asks for.

@@ -20,8 +20,9 @@ Policy (the --policy file is loaded first, then the flags override it):
                            readable_paths, writable_paths, env, inherit_env,
                            network_enabled, stdout_limit_bytes, stderr_limit_bytes,
                            env_allowlist, disk_limit
-  --driver NAME            host (default), docker, podman, firejail, bubblewrap or
-                           slurm (each command a Slurm job step, on the node the
+  --driver NAME            host (default), docker, podman, firejail, bubblewrap,
+                           landlock (Landlock and seccomp on the host, no namespaces)
+                           or slurm (each command a Slurm job step, on the node the
                            scheduler picks; see --inner-driver)
   --image IMAGE            container image for docker and podman (default alpine:3)
   --partition NAME         slurm: the partition (default: the cluster's default)

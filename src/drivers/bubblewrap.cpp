@@ -7,9 +7,8 @@
 #include "drivers/resources.hpp"
 #include "drivers/run_record.hpp"
 #include "drivers/runner.hpp"
-#include "sys/setid_filter.hpp"
+#include "sys/seccomp_filter.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,7 +52,6 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
     std::vector<std::string> steps;
     if (!s.work_alias.empty()) steps = {"bind", s.work_dir.string(), s.work_alias.string()};
     for (const auto& [staged, host] : s.idmapped_binds) steps.insert(steps.end(), {"bind", staged, host});
-    if (!s.setid_filter.empty()) steps.insert(steps.end(), {"seccomp", s.setid_filter});
     const auto pre = mount_prelude(s, steps);
     a.insert(a.end(), pre.begin(), pre.end());
     if (s.drop_to_uid) {
@@ -68,7 +66,7 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
     a.insert(a.end(), {"--die-with-parent",  // bwrap killed: the whole sandbox dies with it
                        "--new-session",      // no TIOCSTI into the caller's terminal
                        "--cap-drop", "ALL", "--clearenv"});
-    if (!s.setid_filter.empty()) a.insert(a.end(), {"--seccomp", "9"});  // opened by the prelude
+    if (!s.pass_fds.empty()) a.insert(a.end(), {"--seccomp", "3"});  // launch_plan::pass_fds
     for (const auto& [k, v] : s.env) a.insert(a.end(), {"--setenv", k, v});
     a.insert(a.end(), {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"});
     if (s.disk_bytes) a.insert(a.end(), {"--size", std::to_string(s.disk_bytes)});
@@ -97,15 +95,18 @@ namespace {
 void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
 {
     if (!res.cgroup && s.prlimit.empty()) fail_launch(ctx, "prlimit (util-linux) not found", errc::driver_unavailable);
-    if (s.idmapped_binds.empty()) return;
-    // Writable paths shown through idmapped mounts may belong to root: set-id files made
-    // there are refused by a filter bwrap loads (--seccomp, opened by the prelude).
-    const auto filter = res.record.dir() / "setid.bpf";
-    const int fd = ::open(filter.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    auto why = fd < 0 ? std::error_code(errno, std::system_category()).message() : write_setid_filter(fd);
-    if (fd >= 0) ::close(fd);
-    if (!why.empty()) fail_launch(ctx, "cannot write the set-id filter " + filter.string() + ": " + why);
-    s.setid_filter = filter.string();
+    // What Docker's default profile refuses a container, and set-id files when writable paths
+    // are shown through idmapped mounts (their owner may be root): a filter bwrap loads just
+    // before the command.
+    std::string why;
+    auto program = sealed_program({.setid_files = !s.idmapped_binds.empty(), .hardening = true}, why);
+    if (!program) {
+        const int err = errno;  // out of descriptors or memory: say which
+        fail_launch(ctx, "cannot make the seccomp filter: " + why,
+                    err ? boost::system::error_code(err, boost::system::system_category()) : errc::driver_unavailable);
+    }
+    s.pass_fds = {program.get()};
+    res.fds.push_back(std::move(program));
 }
 
 launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& args)
@@ -113,6 +114,7 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
     launch_plan plan;
     plan.argv = bubblewrap_argv(s, ctx.policy, args);
     plan.env = {"PATH=" + std::string(default_sandbox_path)};  // bwrap --clearenv's inside
+    plan.pass_fds = s.pass_fds;
     return plan;
 }
 

@@ -45,12 +45,16 @@ struct driver_spec {
     driver id = driver::host;
     std::string_view tool;                  ///< the program launched ("bwrap"); the command itself for the host
     const char* binary_variable = nullptr;  ///< the variable that may name its path ("BWRAP_BIN")
+    const char* installed_binary = nullptr;  ///< a helper of the library's: its installed path, not PATH's
     bool isolating = false;      ///< a private work dir per run, shown as /work (the host runs in base_dir)
     bool container = false;      ///< an engine: image, --cidfile, its own cgroups, containers to sweep
     bool host_paths = false;     ///< mounts appear at their host paths, not /mnt/rw<i> and /mnt/ro<i>
     bool runs_unprivileged = false;      ///< under a root caller the tool itself starts as the command's uid
     bool binds_work_dir_over_base = false;  ///< can reach a work dir below a base dir its uid cannot search
     bool makes_tmpfs = false;    ///< can mount /work and /tmp as bounded tmpfs for an unprivileged caller
+    /// The command runs in the host's mount namespace: nothing can be mounted for it alone
+    /// (no idmapped writable paths; a disk limit is a tmpfs over the work dir, by a root caller).
+    bool host_mount_namespace = false;
 
     capabilities (*caps)(const driver_context&) = nullptr;
     /// Once per runner, before its first run: sweeps what dead runs left behind.
@@ -79,6 +83,7 @@ extern const driver_spec podman_driver;
 extern const driver_spec bubblewrap_driver;
 extern const driver_spec firejail_driver;
 extern const driver_spec slurm_driver;
+extern const driver_spec landlock_driver;
 
 /// The row of `d` (drivers/table.cpp).
 const driver_spec& spec_of(driver d);

@@ -27,6 +27,7 @@ void run_resources::release() noexcept
         if (container_cgroup) usage = container_cgroup->settle_and_read();
     } catch (...) {  // not measured: the removal matters more
     }
+    fds.clear();
     cgroup.reset();  // kills what is left inside, then removes it
     container_cgroup.reset();
     bool left_behind = false;
@@ -172,7 +173,7 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res)
     const auto& policy = ctx.policy;
     const auto& options = ctx.options;
     sandbox_setup s;
-    s.binary = resolve_binary(options.binary, spec.binary_variable, spec.tool, spec.tool);
+    s.binary = resolve_binary(options.binary, spec.binary_variable, spec.tool, spec.tool, spec.installed_binary);
     s.name = random_sandbox_name();
     const auto user = spec.user(options, ctx.root);
     if (!user.problem.empty()) fail_launch(ctx, user.problem);
@@ -207,12 +208,13 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res)
                 fail_launch(ctx, "the mount " + m.host + " below a read-only path holds ':', which -v cannot bind read-only",
                             make_error_code(boost::system::errc::invalid_argument));
     }
-    if (ctx.root) idmap_writable_paths(ctx, s, res);
+    if (ctx.root && !spec.host_mount_namespace) idmap_writable_paths(ctx, s, res);
     s.env = sandbox_environment(policy);
     if (!spec.container) {
         std::string why;
         if (auto cg = cgroup_limits::create(s.name, policy.memory_limit_bytes(), options.pids_limit, why)) {
             s.limit_prefix = cg->join_prefix();
+            for (const auto& d : cg->dirs()) s.cgroup_procs.push_back((d / "cgroup.procs").string());
             res.cgroup.emplace(std::move(*cg));
         } else {
             s.rlimit_as = policy.memory_limit_bytes();  // per process only: see caps()
@@ -237,7 +239,7 @@ launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> ar
         s.deadline = std::chrono::duration_cast<std::chrono::seconds>(overdue.time_since_epoch()).count();
     }
     launch_plan plan = ctx.spec.command_line(ctx, s, args);
-    plan.cwd = s.work_dir;
+    if (plan.cwd.empty()) plan.cwd = s.work_dir;  // the tool moves to the cwd inside
     plan.failure_prefix = "Failed to start " + std::string(ctx.spec.tool);
     plan.throw_on_start_failure = true;
     plan.cleanup = [resources] { resources->release(); };

@@ -31,6 +31,7 @@ struct sandbox_setup {
     gid_t gid = 65534;
     bool drop_to_uid = false;             ///< bubblewrap, firejail: launch as uid:gid (the library runs as root)
     std::vector<std::string> limit_prefix;  ///< joins the cgroups before the tool starts
+    std::vector<std::string> cgroup_procs;  ///< the same cgroups' cgroup.procs files (landlock's helper joins them)
     std::uint64_t rlimit_as = 0;            ///< no cgroups: per-process address-space limit
     std::string setpriv = "setpriv";        ///< util-linux tools, absolute paths when found
     std::string prlimit = "prlimit";
@@ -49,17 +50,18 @@ struct sandbox_setup {
     std::filesystem::path work_alias;
     /// bubblewrap and firejail under a root caller: idmapped mounts of writable paths the
     /// command's uid does not own ({staged mount, host path}), bound over the host paths by
-    /// the prelude, and what keeps it from making set-id files there: bubblewrap's BPF
-    /// filter file (bwrap --seccomp), firejail's helper that loads it in the jail.
+    /// the prelude, and what keeps it from making set-id files there: bubblewrap's seccomp
+    /// program (pass_fds), firejail's helper that loads the filter in the jail.
     std::vector<std::pair<std::string, std::string>> idmapped_binds;
-    std::string setid_filter;
     std::string seccomp_exec;  ///< sandbox-seccomp-exec, an absolute path
+    /// launch_plan::pass_fds, owned by run_resources::fds: bubblewrap's seccomp program
+    /// (bwrap --seccomp 3); landlock's ruleset and seccomp program.
+    std::vector<int> pass_fds;
 };
 
 /// Under a root caller, steps run as root in a private mount namespace before the tool
 /// starts unprivileged: "bind SRC DST" (bound nosuid, nodev), "tmp SIZE N PATH..." (a
-/// tmpfs of SIZE bytes over /tmp, with the N paths below /tmp kept in place) and, last,
-/// "seccomp FILE" (FILE opened as descriptor 9 for the tool). Returns the argv prefix (empty
+/// tmpfs of SIZE bytes over /tmp, with the N paths below /tmp kept in place). Returns the argv prefix (empty
 /// when there are no steps); a failing step exits 125 with "sandbox: cannot bind ...".
 std::vector<std::string> mount_prelude(const sandbox_setup& s, const std::vector<std::string>& steps);
 

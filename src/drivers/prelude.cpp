@@ -30,8 +30,6 @@ std::vector<std::string> mount_prelude(const sandbox_setup& s, const std::vector
         "         \"$m\" -c --bind /proc/self/fd/$fd \"$p\" || fail \"$p\"\n"
         "         eval \"exec $fd<&-\"\n"
         "       done ;;\n"
-        "  seccomp) [ -r \"$2\" ] && exec 9<\"$2\" || fail \"$2\"\n"
-        "           shift 2 ;;\n"
         "  *) fail \"(unknown step $1)\" ;;\n"
         "  esac\n"
         "done\n"

@@ -5,9 +5,11 @@
 
 #include "drivers/run_record.hpp"
 #include "sys/cgroup.hpp"
+#include <sandbox/detail/unique_fd.hpp>
 
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 namespace sandbox::detail {
 
@@ -21,6 +23,7 @@ struct run_resources {
     std::filesystem::path cid_file;     ///< docker and podman write the container id here
     bool container_created = false;
     int idmapped = 0;   ///< writable paths shown through idmapped mounts below the record
+    std::vector<unique_fd> fds;  ///< handed to the launched program (a Landlock ruleset, a seccomp program)
     run_record record;  ///< for a later sweep, should this process die before release()
 
     void release() noexcept;

@@ -54,7 +54,7 @@ std::string find_on_path(std::string_view name)
 }
 
 std::string resolve_binary(const std::string& configured, const char* env_var, std::string_view name,
-                           std::string_view error_name)
+                           std::string_view error_name, const char* installed)
 {
     std::string chosen = configured;
     std::string source = "driver_options::binary";
@@ -62,6 +62,9 @@ std::string resolve_binary(const std::string& configured, const char* env_var, s
         if (const char* v = std::getenv(env_var); v && *v) {
             chosen = v;
             source = env_var;
+        } else if (installed) {
+            chosen = installed;
+            source = "where the library installed it";
         }
     }
     if (chosen.empty()) {

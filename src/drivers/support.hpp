@@ -30,10 +30,11 @@ std::string errno_text(int err);
 inline constexpr std::string_view default_sandbox_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// The driver's binary as an absolute path: `configured` when set, else the variable
-/// `env_var` when set and non-empty, else `name` on PATH. Throws launch_error
+/// `env_var` when set and non-empty, else `installed` when given (a helper of the
+/// library's, never looked up on PATH), else `name` on PATH. Throws launch_error
 /// "Failed to start <error_name>: <why>" when it is missing or not executable.
 std::string resolve_binary(const std::string& configured, const char* env_var, std::string_view name,
-                           std::string_view error_name);
+                           std::string_view error_name, const char* installed = nullptr);
 
 /// Looks `name` up on PATH (and the usual system directories); empty when not found.
 std::string find_on_path(std::string_view name);

@@ -11,8 +11,8 @@ namespace sandbox::detail {
 
 namespace {
 
-constexpr std::array<std::reference_wrapper<const driver_spec>, 6> table{
-    host_driver, docker_driver, podman_driver, bubblewrap_driver, firejail_driver, slurm_driver,
+constexpr std::array<std::reference_wrapper<const driver_spec>, 7> table{
+    host_driver, docker_driver, podman_driver, bubblewrap_driver, firejail_driver, slurm_driver, landlock_driver,
 };
 
 }  // namespace

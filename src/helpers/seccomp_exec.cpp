@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
 // sandbox-seccomp-exec setid PROGRAM [ARG...]: loads the filter that refuses to make set-id
-// files (src/sys/setid_filter.hpp) and executes PROGRAM. firejail runs it inside the jail,
+// files (src/sys/seccomp_filter.hpp) and executes PROGRAM. firejail runs it inside the jail,
 // before the command, where no_new_privs is already set: what lets a command write through
 // an idmapped writable path (its files are the path's owner's, maybe root's) without leaving
 // a set-id program on the host. firejail itself, which makes set-id directories of its own,
 // runs unfiltered.
-#include "sys/setid_filter.hpp"
+#include "sys/seccomp_filter.hpp"
 
 #include <unistd.h>
 

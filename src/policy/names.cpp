@@ -17,6 +17,7 @@ std::string_view to_string(driver d) noexcept
     case driver::firejail: return "firejail";
     case driver::bubblewrap: return "bubblewrap";
     case driver::slurm: return "slurm";
+    case driver::landlock: return "landlock";
     }
     return "unknown";
 }
@@ -26,7 +27,7 @@ driver parse_driver(std::string_view name)
     for (driver d : all_drivers)
         if (to_string(d) == name) return d;
     throw std::invalid_argument("Unsupported sandbox driver: " + std::string(name) +
-                                ". Allowed: host, docker, podman, firejail, bubblewrap, slurm");
+                                ". Allowed: host, docker, podman, firejail, bubblewrap, slurm, landlock");
 }
 
 std::string_view to_string(stream_kind k) noexcept { return k == stream_kind::out ? "out" : "err"; }
@@ -35,6 +36,7 @@ std::string_view to_string(isolation i) noexcept
 {
     switch (i) {
     case isolation::none: return "none";
+    case isolation::confined: return "confined";
     case isolation::namespaces: return "namespaces";
     case isolation::container: return "container";
     }

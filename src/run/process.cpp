@@ -158,7 +158,8 @@ process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_l
         state->shut_down();
         throw launch_error(code, message);
     };
-    spawn_request req{.argv = state->plan.argv, .env = state->plan.env, .cwd = state->plan.cwd, .stdin_socket = true};
+    spawn_request req{.argv = state->plan.argv, .env = state->plan.env, .cwd = state->plan.cwd, .stdin_socket = true,
+                      .pass_fds = state->plan.pass_fds};
     child_pipes pipes;
     std::string what;
     if (auto ec = prepare_spawn(req, pipes, what))

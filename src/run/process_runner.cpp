@@ -131,6 +131,7 @@ private:
             .cwd = std::move(plan_.cwd),
             .stdin_socket = stdin_ && !stdin_->empty(),
             .stdin_fd = plan_.stdin_fd,
+            .pass_fds = plan_.pass_fds,
             .open_pidfd = limits_.timing.exit_watch_delay.count() <= 0});
         child_pipes pipes;
         std::string what;

@@ -33,6 +33,9 @@ struct launch_plan {
     std::vector<std::string> env;   ///< "NAME=value", the launched program's whole environment
     std::filesystem::path cwd;      ///< empty: the parent's
     int stdin_fd = -1;              ///< exec_options::stdin_fd: the launched program's stdin as it is
+    /// Descriptors the launched program gets as 3, 4, ...: owned by the driver (its cleanup
+    /// closes them), open until then.
+    std::vector<int> pass_fds;
     /// Prefix of the message when the program cannot be started, e.g. "Failed to start docker".
     std::string failure_prefix = "Failed to start host process";
     /// true: a start failure completes with launch_error; false: with a 127 result whose

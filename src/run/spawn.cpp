@@ -134,6 +134,11 @@ std::error_code validate(const spawn_request& req, std::string& what)
         what = "stdin_fd " + std::to_string(req.stdin_fd) + " is not an open descriptor";
         return {errno, std::system_category()};
     }
+    for (const int fd : req.pass_fds)
+        if (::fcntl(fd, F_GETFD) < 0) {
+            what = "descriptor " + std::to_string(fd) + " to pass is not open";
+            return {errno, std::system_category()};
+        }
     return {};
 }
 
@@ -162,6 +167,14 @@ std::error_code prepare_spawn(const spawn_request& req, child_pipes& p, std::str
             what = "cannot copy stdin_fd";
         }
     }
+    const int first_free = 3 + static_cast<int>(req.pass_fds.size());
+    for (std::size_t i = 0; !ec && i < req.pass_fds.size(); ++i) {
+        p.passed.emplace_back(::fcntl(req.pass_fds[i], F_DUPFD_CLOEXEC, first_free));
+        if (!p.passed.back()) {
+            ec = {errno, std::system_category()};
+            what = "cannot copy a descriptor to pass";
+        }
+    }
     // Our ends are made non-blocking by Asio when it first waits on them.
     return ec;
 }
@@ -177,8 +190,10 @@ spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes)
     if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, pipes.stdout_child.get(), 1);
     if (!rc) rc = posix_spawn_file_actions_adddup2(&fa.fa, pipes.stderr_child.get(), 2);
     if (!rc && !req.cwd.empty()) rc = posix_spawn_file_actions_addchdir_np(&fa.fa, req.cwd.c_str());
+    for (std::size_t i = 0; !rc && i < pipes.passed.size(); ++i)
+        rc = posix_spawn_file_actions_adddup2(&fa.fa, pipes.passed[i].get(), 3 + static_cast<int>(i));
     // One close_range in the child instead of trusting every descriptor to be close-on-exec.
-    if (!rc) rc = posix_spawn_file_actions_addclosefrom_np(&fa.fa, 3);
+    if (!rc) rc = posix_spawn_file_actions_addclosefrom_np(&fa.fa, 3 + static_cast<int>(pipes.passed.size()));
 
     spawn_attr attr;
     sigset_t empty, defaults;
@@ -206,6 +221,7 @@ spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes)
     pipes.stdin_child.reset();
     pipes.stdout_child.reset();
     pipes.stderr_child.reset();
+    pipes.passed.clear();
     if (rc != 0) {
         out.error = {rc, std::system_category()};
         return out;

@@ -31,6 +31,9 @@ struct spawn_request {
     bool stdin_socket = false;
     /// >= 0 (and no stdin_socket): the child's stdin is a copy of this descriptor.
     int stdin_fd = -1;
+    /// Descriptors the child gets as 3, 4, ... (a helper's Landlock ruleset, a BPF program);
+    /// every other descriptor is closed in the child. Still the caller's after the spawn.
+    std::vector<int> pass_fds;
     /// Open a pidfd for the child right away (else the caller may open one later: the child
     /// cannot be reaped by anyone else, so its pid keeps naming it).
     bool open_pidfd = true;
@@ -42,6 +45,9 @@ struct child_pipes {
     unique_fd stdin_child, stdin_w;  ///< stdin_child unset: /dev/null
     unique_fd stdout_r, stdout_child;
     unique_fd stderr_r, stderr_child;
+    /// Copies of spawn_request::pass_fds above the numbers they take in the child, so no
+    /// dup2 there overwrites one still to come.
+    std::vector<unique_fd> passed;
 };
 
 /// Refuses what the kernel would refuse with a less clear error (an empty argv, NUL bytes),

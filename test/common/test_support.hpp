@@ -46,6 +46,7 @@ inline std::string file_contents(const std::filesystem::path& p)
 /// variable names): the tests take the one just built.
 inline const bool seccomp_exec_from_the_build = [] {
     ::setenv("SANDBOX_SECCOMP_EXEC", SANDBOX_TEST_SECCOMP_EXEC, 0);
+    ::setenv("SANDBOX_LANDLOCK_EXEC", SANDBOX_TEST_LANDLOCK_EXEC, 0);
     return true;
 }();
 

@@ -53,7 +53,9 @@ struct shared_dir {
     explicit shared_dir(const std::string& parent = "/var/tmp")
     {
         std::string tmpl = parent + "/sandbox-attack-XXXXXX";
-        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp in " + parent + " failed");
+        // /var/lib is root's: an unprivileged run shares /var/tmp instead.
+        if (!::mkdtemp(tmpl.data()) && (::geteuid() == 0 || !::mkdtemp((tmpl = "/var/tmp/sandbox-attack-XXXXXX").data())))
+            throw std::runtime_error("mkdtemp in " + parent + " failed");
         path = tmpl;
         ::chmod(path.c_str(), 0755);
     }

@@ -27,6 +27,7 @@ std::string tool_name(driver d)
     case driver::firejail: return "firejail";
     case driver::bubblewrap: return "bwrap";
     case driver::slurm: return "srun";
+    case driver::landlock: return "sandbox-landlock-exec";
     case driver::host: break;
     }
     return "host";
@@ -38,6 +39,7 @@ std::string variable_of(driver d)
     case driver::docker: return "DOCKER_BIN";
     case driver::podman: return "PODMAN_BIN";
     case driver::firejail: return "FIREJAIL_BIN";
+    case driver::landlock: return "SANDBOX_LANDLOCK_EXEC";
     default: return "BWRAP_BIN";
     }
 }
@@ -136,6 +138,7 @@ BOOST_DATA_TEST_CASE(the_variable_and_the_option_choose_the_binary_option_first,
     case driver::docker:
     case driver::podman: BOOST_TEST(r.out.find("run --rm -i --init --name sandbox-") != std::string::npos); break;
     case driver::bubblewrap: BOOST_TEST(r.out.find("--unshare-all") != std::string::npos); break;
+    case driver::landlock: BOOST_TEST(r.out.find(" -- true\n") != std::string::npos); break;
     default: BOOST_TEST(r.out.find("--quiet --noprofile") != std::string::npos); break;
     }
     BOOST_TEST(r.out.find(" true\n") != std::string::npos);

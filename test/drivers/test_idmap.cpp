@@ -57,7 +57,7 @@ BOOST_AUTO_TEST_CASE(a_missing_source_is_named)
 
 BOOST_AUTO_TEST_SUITE_END()
 
-#include "sys/setid_filter.hpp"
+#include "sys/seccomp_filter.hpp"
 
 #include <fcntl.h>
 
@@ -160,11 +160,24 @@ BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command,
     scratch_dir host(0755);
     const auto rw = host.sub("rw", 0755);
     e.policy = e.policy.with_writable_paths({rw});
+    if (d == driver::landlock) {
+        // No mount namespace to show the path as the command's own: refused, naming it.
+        try {
+            const auto r = e.run({"true"});
+            BOOST_ERROR("no launch_error; " << describe(r));
+        } catch (const launch_error& err) {
+            BOOST_TEST((err.code() == boost::system::errc::permission_denied), err.code().message());
+            BOOST_TEST(std::string(err.what()).find("writable path " + rw.string() + " (uid 0, mode 0755) is not "
+                                                    "writable by uid 65534") != std::string::npos, err.what());
+        }
+        BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+        return;
+    }
     const auto inside = mounts_for(e.policy, d).at(0).container;
     const auto r = e.sh("cd \"$1\" && echo hi > made && mkdir sub && echo deep > sub/f && stat -c 'inside=%u' made; "
                         "chmod 4755 made 2>/dev/null || echo suid=refused; chmod g+s sub 2>/dev/null || echo sgid=refused; "
                         "(echo x > ../beside) 2>/dev/null || echo beside=refused; "
-                        "[ -e /proc/self/fd/9 ] && echo fd9=open; id -u",
+                        "[ -e /proc/self/fd/3 ] && echo fd3=open; id -u",
                         {inside});
     BOOST_TEST_INFO(describe(r));
     BOOST_TEST(r.exit_code == 0);
@@ -173,7 +186,7 @@ BOOST_DATA_TEST_CASE(a_root_owned_writable_path_is_writable_by_the_command,
     BOOST_TEST(r.out.find("sgid=refused") != std::string::npos);
     BOOST_TEST(r.out.find("beside=refused") != std::string::npos);  // nothing else of the host
     BOOST_TEST(!std::filesystem::exists(host.path / "beside"));
-    BOOST_TEST(r.out.find("fd9=open") == std::string::npos);  // the tool's copy of the filter is not the command's
+    BOOST_TEST(r.out.find("fd3=open") == std::string::npos);  // the tool's copy of the filter is not the command's
     struct stat st {};
     BOOST_TEST_REQUIRE(::stat((rw / "made").c_str(), &st) == 0);
     BOOST_TEST(st.st_uid == 0u);  // the path's owner, on the host

@@ -746,26 +746,26 @@ BOOST_AUTO_TEST_CASE(bubblewrap_takes_the_work_dir_from_its_alias_over_a_private
     BOOST_TEST(find_seq(a, {"bind", s.work_dir.string(), "/base"}) < find_seq(a, {"/usr/bin/setpriv"}));
 }
 
-BOOST_AUTO_TEST_CASE(bubblewrap_binds_idmapped_writable_paths_first_and_loads_the_setid_filter)
+BOOST_AUTO_TEST_CASE(bubblewrap_binds_idmapped_writable_paths_first_and_loads_the_seccomp_program)
 {
     auto s = make_setup("/usr/bin/bwrap");
     s.drop_to_uid = true;
     s.unshare = "/usr/bin/unshare";
     s.mount_tool = "/usr/bin/mount";
     s.idmapped_binds = {{"/tmp/r.run/rw0", "/data/a"}, {"/tmp/r.run/rw1", "/data/b"}};
-    s.setid_filter = "/tmp/r.run/setid.bpf";
+    s.pass_fds = {17};
     const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
     BOOST_TEST(a.at(0) == "/usr/bin/unshare");
-    // Both binds, then the filter opened as descriptor 9, all before bwrap starts unprivileged.
-    BOOST_TEST(has(a, {"bind", "/tmp/r.run/rw0", "/data/a", "bind", "/tmp/r.run/rw1", "/data/b", "seccomp",
-                       "/tmp/r.run/setid.bpf", "--"}));
-    BOOST_TEST(find_seq(a, {"seccomp"}) < find_seq(a, {"/usr/bin/setpriv"}));
-    BOOST_TEST(has(a, {"--seccomp", "9"}));
+    // Both binds before bwrap starts unprivileged; the program is the launch's descriptor 3.
+    BOOST_TEST(has(a, {"bind", "/tmp/r.run/rw0", "/data/a", "bind", "/tmp/r.run/rw1", "/data/b", "--"}));
+    BOOST_TEST(find_seq(a, {"bind"}) < find_seq(a, {"/usr/bin/setpriv"}));
+    BOOST_TEST(has(a, {"--seccomp", "3"}));
     s.idmapped_binds.clear();
-    s.setid_filter.clear();
     const auto plain = detail::bubblewrap_argv(s, no_net, user_argv);
     BOOST_TEST(plain.at(0) != "/usr/bin/unshare");
-    BOOST_TEST(!has(plain, {"--seccomp"}));
+    BOOST_TEST(has(plain, {"--seccomp", "3"}));
+    s.pass_fds.clear();
+    BOOST_TEST(!has(detail::bubblewrap_argv(s, no_net, user_argv), {"--seccomp"}));
 }
 
 BOOST_AUTO_TEST_CASE(containers_size_tmp_by_the_disk_limit)

@@ -47,6 +47,7 @@ bool engine_added(driver d, const std::string& name)
     if (shell.count(name)) return true;
     if (is_container(d)) return container.count(name) > 0;
     if (d == driver::firejail) return firejail.count(name) > 0;
+    if (d == driver::landlock) return name == "TMPDIR";  // the execution's own, in its work dir
     return false;
 }
 
@@ -337,6 +338,9 @@ BOOST_DATA_TEST_CASE(caps_report_what_the_driver_enforces, data::make(every_driv
         break;
     case driver::firejail:
         BOOST_TEST((caps == capabilities{isolation::namespaces, true, cgroups_usable_here(), false, ::geteuid() == 0}));
+        break;
+    case driver::landlock:
+        BOOST_TEST((caps == capabilities{isolation::confined, true, cgroups_usable_here(), true, ::geteuid() == 0}));
         break;
     case driver::slurm: break;  // test/slurm
     }

@@ -69,8 +69,8 @@ run_cases()
     expect_has "-" -j
     expect_has "-" --base-dir
     # Values.
-    expect "--driver " host docker podman firejail bubblewrap slurm
-    expect "--driver = " host docker podman firejail bubblewrap slurm
+    expect "--driver " host docker podman firejail bubblewrap slurm landlock
+    expect "--driver = " host docker podman firejail bubblewrap slurm landlock
     expect "--driver = po" podman
     expect "--driver b" bubblewrap
     expect "--base-dir " adir

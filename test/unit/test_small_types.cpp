@@ -15,7 +15,7 @@ using sandbox::driver;
 
 namespace {
 
-constexpr const char* allowed = ". Allowed: host, docker, podman, firejail, bubblewrap, slurm";
+constexpr const char* allowed = ". Allowed: host, docker, podman, firejail, bubblewrap, slurm, landlock";
 
 // what() of the std::invalid_argument from parse_driver(name), or "" if none.
 std::string parse_error(std::string_view name)
@@ -42,13 +42,13 @@ BOOST_AUTO_TEST_CASE(driver_names_round_trip_for_every_driver)
         BOOST_TEST(sandbox::to_string(d) == name);
         BOOST_TEST((sandbox::parse_driver(name) == d), name);
     }
-    BOOST_TEST(sandbox::all_drivers.size() == 6u);
+    BOOST_TEST(sandbox::all_drivers.size() == 7u);
 }
 
 BOOST_AUTO_TEST_CASE(parse_driver_rejects_unknown_names_with_the_exact_message)
 {
     BOOST_TEST(parse_error("not-a-driver") ==
-               "Unsupported sandbox driver: not-a-driver. Allowed: host, docker, podman, firejail, bubblewrap, slurm");
+               "Unsupported sandbox driver: not-a-driver. Allowed: host, docker, podman, firejail, bubblewrap, slurm, landlock");
     BOOST_TEST(parse_error("") == std::string("Unsupported sandbox driver: ") + allowed);
 }
 
@@ -69,7 +69,7 @@ BOOST_AUTO_TEST_CASE(make_runner_by_bad_name_throws_the_parse_driver_message)
         BOOST_FAIL("expected std::invalid_argument");
     } catch (const std::invalid_argument& e) {
         BOOST_TEST(std::string(e.what()) ==
-                   "Unsupported sandbox driver: not-a-driver. Allowed: host, docker, podman, firejail, bubblewrap, slurm");
+                   "Unsupported sandbox driver: not-a-driver. Allowed: host, docker, podman, firejail, bubblewrap, slurm, landlock");
     }
     BOOST_CHECK_THROW((void)sandbox::make_runner(sandbox::execution_policy::defaults(), "bwrap"), std::invalid_argument);
     BOOST_CHECK_THROW((void)sandbox::make_runner(sandbox::execution_policy::defaults(), "Docker"), std::invalid_argument);
