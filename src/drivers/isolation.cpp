@@ -158,6 +158,7 @@ void check_reachable(const driver_context& ctx, sandbox_setup& s, const std::fil
                              " is not searchable by it; use a base dir such as /tmp, or chmod o+x " + blocked.string() + ")",
                     errc::bad_working_directory);
     s.drop_to_uid = true;
+    if (ctx.spec.host_mount_namespace) return;  // its own launcher changes the user; nothing to mount
     for (auto [tool_path, name] : {std::pair{&s.setpriv, "setpriv"}, {&s.unshare, "unshare"}, {&s.mount_tool, "mount"}}) {
         *tool_path = find_on_path(name);
         if (tool_path->empty())

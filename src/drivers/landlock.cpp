@@ -58,7 +58,11 @@ landlock::ruleset_request rules(const sandbox_setup& s, const std::filesystem::p
     ruleset_request req;
     for (const char* d : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"})
         req.paths.push_back({d, read_only, false});
-    for (const auto& e : readable_etc()) req.paths.push_back({e, read_only, false});
+    // Under a root caller the command is uid 65534 without groups, which cannot read what is
+    // not world-readable: /etc whole costs one rule rather than one per entry.
+    if (s.drop_to_uid) req.paths.push_back({"/etc", read_only, false});
+    else
+        for (const auto& e : readable_etc()) req.paths.push_back({e, read_only, false});
     req.paths.push_back({"/proc", read_file | read_dir, false});
     req.paths.push_back({"/sys/devices/system/cpu", read_file | read_dir, false});  // the CPU count
     for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
@@ -140,6 +144,8 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
     for (const auto& procs : s.cgroup_procs) plan.argv.insert(plan.argv.end(), {"--cgroup", procs});
     if (s.rlimit_as) plan.argv.insert(plan.argv.end(), {"--rlimit-as", std::to_string(s.rlimit_as)});
     if (s.drop_to_uid) plan.argv.insert(plan.argv.end(), {"--user", std::to_string(s.uid) + ":" + std::to_string(s.gid)});
+    // No cgroup to kill the tree by: the launcher stays as the command's reaper.
+    if (s.cgroup_procs.empty()) plan.argv.push_back("--reap");
     plan.argv.push_back("--");
     plan.argv.insert(plan.argv.end(), args.begin(), args.end());
     plan.env = env_strings(s.env);

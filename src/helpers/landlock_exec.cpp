@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: BSL-1.0
-// sandbox-landlock-exec [--cgroup PROCS]... [--rlimit-as BYTES] [--user UID:GID] -- PROGRAM [ARG...]
+// sandbox-landlock-exec [--cgroup PROCS]... [--rlimit-as BYTES] [--user UID:GID] [--reap] -- PROGRAM [ARG...]
 // The landlock driver's launcher, started with a Landlock ruleset as descriptor 3 and a
 // seccomp BPF program as descriptor 4, both made by the library: joins the cgroups (as the
 // caller, maybe root), limits the address space, drops to the command's user, then sets
 // no_new_privs, enforces the ruleset, loads the filter and executes PROGRAM. Linked
 // statically and without a sanitizer: it costs one small exec.
+//
+// --reap, for runs without a cgroup to kill the tree by: PROGRAM runs in a child, and this
+// process stays as its parent and the subreaper of everything it starts, so that a process
+// that leaves the process group (setsid) still comes back here when its parent dies. When
+// PROGRAM ends, every process left is killed before this one exits with PROGRAM's status;
+// on SIGTERM (the runner's timeout), those outside the process group, which the runner's
+// kill cannot reach, are killed at once.
 #include "sys/landlock.hpp"
 
 #include <fcntl.h>
@@ -14,8 +21,10 @@
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +33,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -92,13 +102,98 @@ void load_program()
     if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) fail("cannot load the seccomp filter: " + errno_text());
 }
 
+// The children of `pid`, from the kernel's own list (the subreaper's include the orphans
+// that came back to it).
+std::vector<pid_t> children_of(pid_t pid)
+{
+    std::vector<pid_t> out;
+    const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    pid_t child = 0;
+    for (char c : text) {
+        if (c >= '0' && c <= '9') child = child * 10 + (c - '0');
+        else if (child) out.push_back(std::exchange(child, 0));
+    }
+    if (child) out.push_back(child);
+    return out;
+}
+
+void descendants(pid_t pid, std::vector<pid_t>& out, int depth = 0)
+{
+    if (depth > 64) return;
+    for (const pid_t c : children_of(pid)) {
+        out.push_back(c);
+        descendants(c, out, depth + 1);
+    }
+}
+
+// Kills and reaps every process left; what they start meanwhile comes back here too.
+void kill_everything()
+{
+    for (;;) {
+        for (const pid_t c : children_of(::getpid())) ::kill(c, SIGKILL);
+        if (::waitpid(-1, nullptr, 0) < 0 && errno == ECHILD) return;
+    }
+}
+
+[[noreturn]] void exit_as(int status)
+{
+    if (WIFEXITED(status)) std::_Exit(WEXITSTATUS(status));
+    const int sig = WTERMSIG(status);
+    const rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    ::signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    ::sigprocmask(SIG_UNBLOCK, &one, nullptr);
+    ::kill(::getpid(), sig);
+    std::_Exit(128 + sig);
+}
+
+[[noreturn]] void reap(pid_t main_pid, const sigset_t& waited)
+{
+    for (int fd : {0, 1}) ::close(fd);  // the command's ends of the pipes are its own
+    for (;;) {
+        siginfo_t info{};
+        if (::sigwaitinfo(&waited, &info) < 0) continue;
+        if (info.si_signo != SIGCHLD) {
+            const pid_t group = ::getpgrp();
+            if (::getpgid(main_pid) != group) ::kill(main_pid, info.si_signo);  // else it has its own
+            std::vector<pid_t> all;
+            descendants(::getpid(), all);
+            for (const pid_t p : all)
+                if (::getpgid(p) != group) ::kill(p, SIGKILL);
+            continue;
+        }
+        for (int status = 0;;) {
+            const pid_t w = ::waitpid(-1, &status, WNOHANG);
+            if (w <= 0) break;
+            if (w == main_pid) {
+                kill_everything();
+                exit_as(status);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
     int i = 1;
+    bool reaper = false;
     for (; i < argc && std::string_view(argv[i]) != "--"; ++i) {
         const std::string_view opt = argv[i];
+        if (opt == "--reap") {
+            reaper = true;
+            continue;
+        }
         if (i + 1 >= argc) fail("sandbox-landlock-exec: " + std::string(opt) + " needs a value");
         const char* value = argv[++i];
         if (opt == "--cgroup") {
@@ -114,7 +209,24 @@ int main(int argc, char** argv)
             fail("sandbox-landlock-exec: unknown option " + std::string(opt));
         }
     }
-    if (i + 1 >= argc) fail("usage: sandbox-landlock-exec [--cgroup PROCS]... [--rlimit-as BYTES] [--user UID:GID] -- PROGRAM [ARG...]");
+    if (i + 1 >= argc) fail("usage: sandbox-landlock-exec [--cgroup PROCS]... [--rlimit-as BYTES] [--user UID:GID] [--reap] -- PROGRAM [ARG...]");
+    if (reaper) {
+        sigset_t waited, previous;
+        sigemptyset(&waited);
+        for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&waited, sig);
+        if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 || ::sigprocmask(SIG_BLOCK, &waited, &previous) != 0)
+            fail("cannot become the command's reaper: " + errno_text());
+        const pid_t launcher = ::getpid();
+        const pid_t pid = ::fork();
+        if (pid < 0) fail("cannot fork: " + errno_text());
+        if (pid > 0) {
+            for (int fd : {ruleset_fd, program_fd}) ::close(fd);
+            reap(pid, waited);
+        }
+        // The command: dies with this process, whatever kills it.
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || ::getppid() != launcher) std::_Exit(125);
+        ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    }
     if (const auto why = sandbox::detail::landlock::restrict_self(ruleset_fd); !why.empty()) fail(why);
     ::close(ruleset_fd);
     load_program();

@@ -182,6 +182,31 @@ BOOST_DATA_TEST_CASE(background_children_do_not_outlive_the_main_process, data::
     if (d != driver::host) expect_clean(e);
 }
 
+// A process that leaves the process group (setsid), as a daemon does, is still part of the
+// run: killed when the main process ends and when the run times out. bubblewrap ends its pid
+// namespace; landlock kills the cgroup, or (without cgroups, an unprivileged caller here)
+// its launcher, the subreaper the orphans come back to, kills them.
+BOOST_DATA_TEST_CASE(a_process_that_leaves_the_group_is_killed_with_the_run,
+                     data::make({driver::bubblewrap, driver::landlock}), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    const auto marker = "36." + random_digits();
+    const auto r = e.sh("setsid sleep " + marker + " & setsid sh -c 'sleep " + marker + " & sleep " + marker +
+                        "' & sleep 0.2; echo started; exit 3");
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == 3);
+    BOOST_TEST(r.out == "started\n");
+    BOOST_TEST(no_process_matching("sleep " + marker));
+    e.policy = e.policy.with_timeout(2s);
+    const auto t = e.sh("trap '' TERM; setsid sleep " + marker + " & sleep " + marker + "; sleep " + marker);
+    BOOST_TEST_INFO(describe(t));
+    BOOST_TEST(t.timed_out);
+    BOOST_TEST(no_process_matching("sleep " + marker));
+    BOOST_TEST(!has_children());
+    expect_clean(e);
+}
+
 BOOST_DATA_TEST_CASE(removing_the_work_dir_never_follows_symlinks, data::make(isolating_drivers), d)
 {
     SANDBOX_REQUIRE_DRIVER(d);
