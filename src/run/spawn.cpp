@@ -205,8 +205,11 @@ spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes)
     if (!rc) rc = posix_spawnattr_setsigmask(&attr.attr, &empty);
     if (!rc) rc = posix_spawnattr_setsigdefault(&attr.attr, &defaults);
     if (rc) {
-        out.error = {rc, std::system_category()};
-        out.what = "cannot prepare posix_spawn";
+        // glibc refuses a descriptor numbered at or above RLIMIT_NOFILE with EBADF: ours are
+        // open, so the limit was lowered below them since they were made.
+        out.error = {rc == EBADF ? EMFILE : rc, std::system_category()};
+        out.what = rc == EBADF ? "cannot prepare posix_spawn: a descriptor is above the descriptor limit"
+                               : "cannot prepare posix_spawn";
         return out;
     }
 
