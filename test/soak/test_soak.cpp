@@ -373,9 +373,18 @@ BOOST_AUTO_TEST_CASE(a_long_mixed_run_leaves_descriptors_threads_children_memory
         ctx.restart();
         // Every other 1 % with two threads running the context.
         if (chunk % 2 == 1) {
-            std::thread other([&] { ctx.run_for(300s); });
+            std::atomic<pid_t> other_tid{0};
+            std::thread other([&] {
+                other_tid = ::gettid();
+                ctx.run_for(300s);
+            });
             ctx.run_for(300s);
             other.join();
+            // join returns when the kernel clears the thread's id, a moment before the thread
+            // has finished exiting and left /proc/self/task: wait for that, or the sample
+            // counts a thread that is already gone.
+            const auto task = "/proc/self/task/" + std::to_string(other_tid.load());
+            for (int i = 0; i < 1000 && ::access(task.c_str(), F_OK) == 0; ++i) std::this_thread::sleep_for(1ms);
         } else {
             ctx.run_for(300s);
         }
