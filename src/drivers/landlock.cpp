@@ -15,6 +15,7 @@
 #include "sys/seccomp_filter.hpp"
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,8 +145,12 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
     for (const auto& procs : s.cgroup_procs) plan.argv.insert(plan.argv.end(), {"--cgroup", procs});
     if (s.rlimit_as) plan.argv.insert(plan.argv.end(), {"--rlimit-as", std::to_string(s.rlimit_as)});
     if (s.drop_to_uid) plan.argv.insert(plan.argv.end(), {"--user", std::to_string(s.uid) + ":" + std::to_string(s.gid)});
+    plan.argv.insert(plan.argv.end(), {"--parent", std::to_string(::getpid())});  // dies with this process
     // No cgroup to kill the tree by: the launcher stays as the command's reaper.
-    if (s.cgroup_procs.empty()) plan.argv.push_back("--reap");
+    if (s.cgroup_procs.empty()) {
+        plan.argv.push_back("--reap");
+        plan.kill_request_signal = SIGUSR1;  // and what would end it first must ask it instead
+    }
     plan.argv.push_back("--");
     plan.argv.insert(plan.argv.end(), args.begin(), args.end());
     plan.env = env_strings(s.env);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// sandbox-landlock-exec [--cgroup PROCS]... [--rlimit-as BYTES] [--user UID:GID] [--reap] -- PROGRAM [ARG...]
+// sandbox-landlock-exec [--cgroup PROCS]... [--rlimit-as BYTES] [--user UID:GID] [--parent PID] [--reap]
+//                       -- PROGRAM [ARG...]
 // The landlock driver's launcher, started with a Landlock ruleset as descriptor 3 and a
 // seccomp BPF program as descriptor 4, both made by the library: joins the cgroups (as the
 // caller, maybe root), limits the address space, drops to the command's user, then sets
@@ -11,7 +12,13 @@
 // that leaves the process group (setsid) still comes back here when its parent dies. When
 // PROGRAM ends, every process left is killed before this one exits with PROGRAM's status;
 // on SIGTERM (the runner's timeout), those outside the process group, which the runner's
-// kill cannot reach, are killed at once.
+// kill cannot reach, are killed at once; SIGUSR1, which the runner sends this process alone
+// in place of the group's SIGKILL, kills everything and then this process.
+//
+// --parent PID, the runner's process: the run dies with it, as bwrap's --die-with-parent
+// does. With --reap, its death is SIGUSR1 here (everything goes); without, SIGKILL to the
+// command (the rest of its tree is in the run's cgroup, which the next runner's sweep of
+// dead runs kills and removes).
 #include "sys/landlock.hpp"
 
 #include <fcntl.h>
@@ -162,6 +169,16 @@ void kill_everything()
     for (;;) {
         siginfo_t info{};
         if (::sigwaitinfo(&waited, &info) < 0) continue;
+        if (info.si_signo == SIGUSR1) {
+            // The runner's SIGKILL for the run, sent here alone (the group's would end this
+            // process first): all it started goes, then itself, as if killed with them.
+            std::vector<pid_t> all;
+            descendants(::getpid(), all);
+            for (const pid_t p : all) ::kill(p, SIGKILL);
+            kill_everything();
+            ::kill(::getpid(), SIGKILL);
+            std::_Exit(128 + SIGKILL);
+        }
         if (info.si_signo != SIGCHLD) {
             const pid_t group = ::getpgrp();
             if (::getpgid(main_pid) != group) ::kill(main_pid, info.si_signo);  // else it has its own
@@ -188,6 +205,7 @@ int main(int argc, char** argv)
 {
     int i = 1;
     bool reaper = false;
+    unsigned long long parent = 0;
     for (; i < argc && std::string_view(argv[i]) != "--"; ++i) {
         const std::string_view opt = argv[i];
         if (opt == "--reap") {
@@ -205,15 +223,24 @@ int main(int argc, char** argv)
             if (::setrlimit(RLIMIT_AS, &lim) != 0) fail("cannot limit the address space: " + errno_text());
         } else if (opt == "--user") {
             become(value);
+        } else if (opt == "--parent") {
+            if (!parse_number(value, parent) || parent == 0) fail("--parent takes a pid, not " + std::string(value));
         } else {
             fail("sandbox-landlock-exec: unknown option " + std::string(opt));
         }
     }
-    if (i + 1 >= argc) fail("usage: sandbox-landlock-exec [--cgroup PROCS]... [--rlimit-as BYTES] [--user UID:GID] [--reap] -- PROGRAM [ARG...]");
+    if (i + 1 >= argc)
+        fail("usage: sandbox-landlock-exec [--cgroup PROCS]... [--rlimit-as BYTES] [--user UID:GID] [--parent PID] "
+             "[--reap] -- PROGRAM [ARG...]");
+    // After the change of user, which clears it; the check after it closes the window in
+    // which the parent may have died already.
+    if (parent != 0 && (::prctl(PR_SET_PDEATHSIG, reaper ? SIGUSR1 : SIGKILL, 0, 0, 0) != 0 ||
+                        static_cast<unsigned long long>(::getppid()) != parent))
+        fail("the runner that started this sandbox is gone");
     if (reaper) {
         sigset_t waited, previous;
         sigemptyset(&waited);
-        for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&waited, sig);
+        for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1}) sigaddset(&waited, sig);
         if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 || ::sigprocmask(SIG_BLOCK, &waited, &previous) != 0)
             fail("cannot become the command's reaper: " + errno_text());
         const pid_t launcher = ::getpid();

@@ -39,6 +39,7 @@ child_process& child_process::operator=(child_process&& o) noexcept
         pidfd_ = std::move(o.pidfd_);
         reaped_ = o.reaped_;
         lost_ = o.lost_;
+        kill_request_ = o.kill_request_;
     }
     return *this;
 }
@@ -55,6 +56,11 @@ bool child_process::open_pidfd() noexcept
 void child_process::signal_tree(int sig) noexcept
 {
     if (pid_ <= 0 || reaped_) return;
+    if (sig == SIGKILL && kill_request_ != 0 && !exited()) {
+        if (!pidfd_ || ::syscall(SYS_pidfd_send_signal, pidfd_.get(), kill_request_, nullptr, 0) != 0)
+            ::kill(pid_, kill_request_);
+        return;
+    }
     ::kill(-pid_, sig);
     if (pidfd_ && !lost_) ::syscall(SYS_pidfd_send_signal, pidfd_.get(), sig, nullptr, 0);
 }
@@ -98,6 +104,13 @@ exit_info child_process::kill_and_reap() noexcept
 {
     if (pid_ <= 0 || reaped_) return {};
     signal_tree(SIGKILL);
+    if (kill_request_ != 0) {
+        // The launcher kills what it started, then itself; if it does not (stopped by its
+        // user), the group's SIGKILL after all.
+        for (int i = 0; i < 2000 && !exited(); ++i) ::usleep(1000);
+        kill_request_ = 0;
+        signal_tree(SIGKILL);
+    }
     return wait_and_reap();
 }
 

@@ -44,7 +44,8 @@ public:
     child_process() noexcept = default;
     child_process(pid_t pid, unique_fd pidfd) noexcept : pid_(pid), pidfd_(std::move(pidfd)) {}
     child_process(child_process&& o) noexcept
-        : pid_(std::exchange(o.pid_, -1)), pidfd_(std::move(o.pidfd_)), reaped_(o.reaped_), lost_(o.lost_)
+        : pid_(std::exchange(o.pid_, -1)), pidfd_(std::move(o.pidfd_)), reaped_(o.reaped_), lost_(o.lost_),
+          kill_request_(o.kill_request_)
     {
     }
     child_process& operator=(child_process&& o) noexcept;
@@ -65,14 +66,21 @@ public:
     /// process for it: a group id cannot be reused while the group has members.
     void signal_tree(int sig) noexcept;
 
+    /// For a launcher that stays as the subreaper of what it starts: while it lives, a SIGKILL
+    /// for the tree becomes `sig` to it alone, and it kills everything it started, then dies
+    /// of SIGKILL itself. The group's SIGKILL would end it first, and what left the group (a
+    /// daemon that called setsid) would go back to init, out of reach. 0: no such launcher.
+    void kill_through(int sig) noexcept { kill_request_ = sig; }
+
     /// The main process has ended (also when it was reaped behind our back).
     bool exited() noexcept;
 
     /// Reaps the main process if it has ended; nullopt while it runs.
     std::optional<exit_info> try_reap() noexcept;
 
-    /// SIGKILL to the tree, then reaps (blocking, briefly: SIGKILL cannot be caught). For the
-    /// paths where nothing is left to wait on, such as an io_context being destroyed.
+    /// SIGKILL to the tree, then reaps (blocking, briefly: SIGKILL cannot be caught; a
+    /// kill_through() launcher gets 2 s to do its part). For the paths where nothing is left
+    /// to wait on, such as an io_context being destroyed.
     exit_info kill_and_reap() noexcept;
 
     /// Waits for the end and reaps (blocking). For a short command run during teardown.
@@ -88,6 +96,7 @@ private:
     unique_fd pidfd_;
     bool reaped_ = false;
     bool lost_ = false;  // reaped by the kernel for an application that ignores SIGCHLD
+    int kill_request_ = 0;
 };
 
 /// A child that SIGKILL did not end (on the host driver, a setuid program running as another

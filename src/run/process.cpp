@@ -185,6 +185,7 @@ process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_l
     {
         std::lock_guard lock(state->mutex);
         state->child = std::move(o.child);
+        state->child.kill_through(state->plan.kill_request_signal);
         state->started = o.started;
     }
     asio::dispatch(state->strand, [state] { state->start_watching(); });

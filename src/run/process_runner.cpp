@@ -161,6 +161,7 @@ private:
             return start_failed(classify_spawn_error(req, o.error, o.what),
                                 plan_.failure_prefix + ": " + describe_spawn_error(req, o.error, o.what));
         child_ = std::move(o.child);
+        child_.kill_through(plan_.kill_request_signal);
         start_time_ = o.started;
         wait_readable(stream_kind::out);
         wait_readable(stream_kind::err);
@@ -367,6 +368,9 @@ private:
     // removed, whenever it ends.
     void give_up()
     {
+        // A launcher asked to kill its tree that has not ended: the group's SIGKILL after all.
+        child_.kill_through(0);
+        child_.signal_tree(SIGKILL);
         stop_io();
         auto result = make_result(nullptr);
         child_.close_pidfd();  // the watch has let go of it

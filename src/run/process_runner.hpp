@@ -59,6 +59,9 @@ struct launch_plan {
     std::function<void(exec_result&)> check;
     /// Stop the launcher with SIGKILL only (exec_timing::sigkill_only).
     bool sigkill_only = false;
+    /// The signal that asks a launcher staying as its command's subreaper to kill all it
+    /// started, in place of the group's SIGKILL (child_process::kill_through); 0: none.
+    int kill_request_signal = 0;
     /// Takes the launcher's own lines out of stderr (srun's notes, the node's report) before
     /// the cap and the callback see it; the driver reads what it took in `check`.
     std::shared_ptr<line_sieve> err_sieve;

@@ -79,6 +79,31 @@ void expect_nothing_left(const driver_env& e, const std::string& name, const std
 
 bool is_aborted(const boost::system::system_error& err) { return err.code() == asio::error::operation_aborted; }
 
+// Runs `argv` with a terminal cancellation emitted once `ready(stream, chunk)` is true for
+// its output, and checks that the run ends with operation_aborted.
+template <typename Ready>
+void run_cancelled_when(command_runner& runner, std::vector<std::string> argv, Ready ready)
+{
+    asio::io_context ctx;
+    asio::cancellation_signal signal;
+    bool emitted = false;
+    auto cb = [&](stream_kind k, std::string_view chunk) {
+        if (ready(k, chunk) && !std::exchange(emitted, true))
+            asio::post(ctx, [&] { signal.emit(asio::cancellation_type::terminal); });
+    };
+    std::exception_ptr error;
+    bool done = false;
+    asio::co_spawn(ctx, runner.execute(std::move(argv), std::nullopt, cb),
+                   asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr ep, exec_result) {
+                       error = ep;
+                       done = true;
+                   }));
+    ctx.run_for(60s);
+    BOOST_REQUIRE(done);
+    BOOST_REQUIRE(error);
+    BOOST_CHECK_EXCEPTION(std::rethrow_exception(error), boost::system::system_error, is_aborted);
+}
+
 }  // namespace cleanup_helpers
 
 using namespace cleanup_helpers;
@@ -143,27 +168,13 @@ BOOST_DATA_TEST_CASE(a_cancellation_slot_ends_the_sandbox_with_operation_aborted
     SANDBOX_REQUIRE_DRIVER(d);
     driver_env e(d);
     auto runner = e.runner();
-    asio::io_context ctx;
-    asio::cancellation_signal signal;
     const auto marker = "34." + random_digits();
     name_catcher names{e};
-    auto cb = [&](stream_kind k, std::string_view chunk) {
-        const bool was_ready = names.ready;
-        names(k, chunk);
-        if (!was_ready && names.ready) asio::post(ctx, [&] { signal.emit(asio::cancellation_type::terminal); });
-    };
-    std::exception_ptr error;
-    bool done = false;
-    std::vector<std::string> argv{"sh", "-c", "trap '' TERM; echo ready; sleep " + marker + "; sleep " + marker};
-    asio::co_spawn(ctx, runner->execute(std::move(argv), std::nullopt, cb),
-                   asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr ep, exec_result) {
-                       error = ep;
-                       done = true;
-                   }));
-    ctx.run_for(60s);
-    BOOST_REQUIRE(done);
-    BOOST_REQUIRE(error);
-    BOOST_CHECK_EXCEPTION(std::rethrow_exception(error), boost::system::system_error, is_aborted);
+    run_cancelled_when(*runner, {"sh", "-c", "trap '' TERM; echo ready; sleep " + marker + "; sleep " + marker},
+                       [&](stream_kind k, std::string_view chunk) {
+                           names(k, chunk);
+                           return names.ready;
+                       });
     expect_nothing_left(e, names.name, "sleep " + marker);
 }
 
@@ -202,6 +213,34 @@ BOOST_DATA_TEST_CASE(a_process_that_leaves_the_group_is_killed_with_the_run,
     const auto t = e.sh("trap '' TERM; setsid sleep " + marker + " & sleep " + marker + "; sleep " + marker);
     BOOST_TEST_INFO(describe(t));
     BOOST_TEST(t.timed_out);
+    BOOST_TEST(no_process_matching("sleep " + marker));
+    BOOST_TEST(!has_children());
+    expect_clean(e);
+}
+
+// The same when the run is killed at once: no grace (a timeout's SIGKILL comes first), or a
+// terminal cancellation. Without a cgroup, landlock's launcher is asked to kill the tree
+// rather than killed with its process group, which would leave the daemon to init.
+BOOST_DATA_TEST_CASE(a_process_that_leaves_the_group_is_killed_with_a_run_killed_at_once,
+                     data::make({driver::bubblewrap, driver::landlock}), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    const auto marker = "37." + random_digits();
+    const std::string script = "setsid sh -c 'sleep " + marker + " & sleep " + marker + "' & setsid sleep " + marker +
+                               " & sleep 0.3; echo started; sleep " + marker;
+    e.policy = e.policy.with_timeout(2s);
+    e.options.kill_grace = 0ms;
+    const auto t = e.sh(script);
+    BOOST_TEST_INFO(describe(t));
+    BOOST_TEST(t.timed_out);
+    BOOST_TEST(t.out == "started\n");
+    BOOST_TEST(no_process_matching("sleep " + marker));
+
+    e.policy = e.policy.with_timeout(30s);
+    run_cancelled_when(*e.runner(), {"sh", "-c", script}, [](stream_kind, std::string_view chunk) {
+        return chunk.find("started") != std::string_view::npos;
+    });
     BOOST_TEST(no_process_matching("sleep " + marker));
     BOOST_TEST(!has_children());
     expect_clean(e);
