@@ -339,7 +339,12 @@ long vm_rss_kib(pid_t pid)
 double own_cpu_seconds(pid_t pid)
 {
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text;
+    try {
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::ios_base::failure&) {  // it ended while being read (ESRCH)
+        return -1;
+    }
     const auto close = text.rfind(')');  // the name may hold spaces
     if (close == std::string::npos) return -1;
     std::istringstream rest(text.substr(close + 2));

@@ -183,17 +183,28 @@ asio::awaitable<reply> request(tcp::endpoint server, http::verb verb, std::strin
 
 int failures = 0;
 
+// A file of /proc/<pid>; empty when the process ended meanwhile (the read then fails with
+// ESRCH, which libstdc++'s filebuf reports by throwing).
+std::string proc_file(const std::filesystem::path& path)
+{
+    std::ifstream f(path);
+    try {
+        return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    } catch (const std::ios_base::failure&) {
+        return {};
+    }
+}
+
 // Whether a process whose command line is exactly `cmdline` (arguments joined by spaces) runs.
 bool process_running(const std::string& cmdline)
 {
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-        std::ifstream f(entry.path() / "cmdline");
-        std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        std::string cmd = proc_file(entry.path() / "cmdline");
         std::replace(cmd.begin(), cmd.end(), '\0', ' ');
         if (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
         if (cmd == cmdline) {
-            std::ifstream st(entry.path() / "stat");
-            std::string stat((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+            const std::string stat = proc_file(entry.path() / "stat");
+            if (stat.empty()) continue;  // gone
             const auto close = stat.rfind(')');
             if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z') return true;
         }
