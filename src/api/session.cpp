@@ -100,10 +100,18 @@ session::session(execution_policy policy, driver d, driver_options options, sess
         const auto root = settings.state_root.empty() ? detail::run_record_dir() : settings.state_root;
         dir_ = std::filesystem::absolute(root, ec) / name;
     }
-    make_private_dir(dir_, uid, gid, chown_it);
+    // The record first, naming the directory still to be made: a process killed at any moment
+    // from here on leaves something a sweep finds.
+    record_ = std::make_shared<detail::run_record>(
+        detail::run_record::create(dir_.filename().string(), std::filesystem::absolute(dir_), "session"));
     try {
-        record_ = std::make_shared<detail::run_record>(
-            detail::run_record::create(dir_.filename().string(), std::filesystem::absolute(dir_), "session"));
+        make_private_dir(dir_, uid, gid, chown_it);
+    } catch (...) {
+        dir_.clear();  // not ours: nothing to remove
+        record_.reset();
+        throw;
+    }
+    try {
         if (isolating && policy_.disk_limit()) {
             // The whole session dir, so its /work keeps what commands leave between them.
             if (::geteuid() != 0)

@@ -184,10 +184,12 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res)
     if (ctx.root && spec.runs_unprivileged) check_reachable(ctx, s, base);
     sweep_dead_runs_once();  // only when due: a run of ours left something behind
     if (options.work_dir.empty()) {
+        // The record first, naming the work dir still to be made: a process killed at any
+        // moment from here on leaves something a sweep finds.
+        res.record = run_record::create(s.name, std::filesystem::absolute(policy.base_dir() / s.name), spec.tool);
         // Under a root caller the command runs as s.uid, so the work dir must be theirs.
         s.work_dir = create_work_dir(policy.base_dir(), s.name, ctx.root ? s.uid : static_cast<uid_t>(-1), s.gid, spec.tool);
         res.work_dir = s.work_dir;
-        res.record = run_record::create(s.name, std::filesystem::absolute(s.work_dir), spec.tool);
     } else {
         res.record = run_record::create(s.name, {}, spec.tool);
         s.work_dir = options.work_dir;
