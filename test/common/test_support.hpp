@@ -116,8 +116,10 @@ inline bool has_children()
     return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0;
 }
 
-/// Pids of processes whose command line contains `needle` (excluding this process).
-inline std::vector<int> processes_matching(const std::string& needle)
+/// Pids of processes whose command line (arguments joined by spaces) contains `needle`, or
+/// with `at_start`, begins with it: a command itself, not the launcher or the runner whose
+/// arguments name it. Excludes this process and zombies.
+inline std::vector<int> processes_matching(const std::string& needle, bool at_start = false)
 {
     std::vector<int> pids;
     DIR* d = opendir("/proc");
@@ -128,7 +130,7 @@ inline std::vector<int> processes_matching(const std::string& needle)
         std::string cmd = file_contents("/proc/" + std::string(e->d_name) + "/cmdline");
         for (auto& c : cmd)
             if (c == '\0') c = ' ';
-        if (cmd.find(needle) != std::string::npos) {
+        if (at_start ? cmd.rfind(needle, 0) == 0 : cmd.find(needle) != std::string::npos) {
             const std::string stat = file_contents("/proc/" + std::string(e->d_name) + "/stat");
             const auto close = stat.rfind(')');
             if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') continue;

@@ -171,7 +171,11 @@ BOOST_DATA_TEST_CASE(what_a_killed_process_left_is_swept,
     argv.push_back(nullptr);
     pid_t pid = -1;
     BOOST_REQUIRE(::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
-    BOOST_TEST(eventually([&] { return !processes_matching("sleep " + marker).empty() && !e.current_work_dir_name().empty(); }, 30s));
+    // The command itself, not sandbox-run, whose arguments name it too: killed between making
+    // its work dir and settling its run record, it would leave a record being made, which a
+    // sweep leaves alone for a minute.
+    const auto command = [&] { return processes_matching("sleep " + marker, true); };
+    BOOST_TEST(eventually([&] { return !command().empty() && !e.current_work_dir_name().empty(); }, 30s));
     const auto name = e.current_work_dir_name();
     ::kill(pid, SIGKILL);
     int status = 0;
@@ -179,7 +183,7 @@ BOOST_DATA_TEST_CASE(what_a_killed_process_left_is_swept,
     BOOST_TEST_REQUIRE(!name.empty());
     // landlock's launcher watches the runner (--parent) and takes the command with it.
     if (d == driver::landlock)
-        BOOST_TEST(eventually([&] { return processes_matching("sleep " + marker).empty(); }, 10s),
+        BOOST_TEST(eventually([&] { return command().empty(); }, 10s),
                    "the command outlived the process that started it");
 
     // Any process that creates a runner sweeps (other test programs may be running, and may
