@@ -6,6 +6,7 @@
 #include "drivers/plans.hpp"
 #include "drivers/runner.hpp"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/test/data/test_case.hpp>
@@ -59,7 +60,13 @@ BOOST_DATA_TEST_CASE(preview_is_the_real_command_line_and_leaves_nothing, data::
     o.on_launch = [&](const launch_preview& l) { started = l.argv; };
     const auto res = run_with(e, {"sh", "-c", "echo previewed"}, std::move(o));
     BOOST_TEST(res.out == "previewed\n", describe(res));
-    BOOST_TEST(started.size() == p.argv.size(), join(started));
+    // firejail makes each writable host mount read-only, and a container starting or ending
+    // on this host between the two calls changes that list: the rest must match in length.
+    const auto without_host_mounts = [](const std::vector<std::string>& argv) {
+        return std::count_if(argv.begin(), argv.end(),
+                             [](const std::string& a) { return a.rfind("--read-only=", 0) != 0; });
+    };
+    BOOST_TEST(without_host_mounts(started) == without_host_mounts(p.argv), join(started));
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 

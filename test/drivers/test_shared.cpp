@@ -155,7 +155,11 @@ BOOST_DATA_TEST_CASE(a_wall_timeout_ends_the_command_with_124, data::make(every_
 {
     SANDBOX_REQUIRE_DRIVER(d);
     driver_env e(d);
-    e.policy = e.policy.with_timeout(2s);
+    // An engine's start counts against the wall time: under a loaded CI, Docker alone has
+    // taken more than 2 s before the command's first line.
+    const bool engine = d == driver::docker || d == driver::podman || d == driver::slurm;
+    const auto limit = engine ? 8s : 2s;
+    e.policy = e.policy.with_timeout(limit);
     const auto marker = "31." + random_digits();
     const auto start = std::chrono::steady_clock::now();
     const auto r = e.sh("echo started; sleep " + marker + "; echo never");
@@ -166,8 +170,8 @@ BOOST_DATA_TEST_CASE(a_wall_timeout_ends_the_command_with_124, data::make(every_
     BOOST_TEST((r.timeout == timeout_reason::wall));
     BOOST_TEST(!r.success());
     BOOST_TEST(r.out == "started\n");
-    BOOST_TEST((took >= 2s));
-    BOOST_TEST((took < 10s));
+    BOOST_TEST((took >= limit));
+    BOOST_TEST((took < limit + 8s));
     BOOST_TEST(no_process_matching("sleep " + marker));
     expect_clean(e);
 }
