@@ -9,13 +9,12 @@
 // All state of one execution lives on its own strand, so an io_context run by several
 // threads is safe. The decisions (when to signal, when to stop reading, when to reap) are
 // made by exec_machine; this file only performs them.
+#include "run/exec_outcome.hpp"
 #include "run/offload.hpp"
+#include "run/output_pipe.hpp"
 #include "run/pending_handler.hpp"
 #include "run/process_runner.hpp"
 #include "run/spawn.hpp"
-#include "run/tail_buffer.hpp"
-
-#include <sandbox/errors.hpp>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -24,9 +23,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <signal.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <memory>
 
 namespace sandbox::detail {
@@ -37,12 +34,8 @@ using clock = std::chrono::steady_clock;
 using error_code = boost::system::error_code;
 // I/O objects typed on the strand itself: wrapping a strand in any_io_executor would
 // allocate a type-erased copy for each object and each operation.
-using descriptor = asio::posix::basic_stream_descriptor<strand_type>;
 using socket_type = asio::basic_stream_socket<asio::local::stream_protocol, strand_type>;
 using timer_type = asio::basic_waitable_timer<clock, asio::wait_traits<clock>, strand_type>;
-
-// Reads in one turn on the strand before yielding to other work.
-constexpr int reads_per_turn = 16;
 
 std::exception_ptr aborted() { return std::make_exception_ptr(boost::system::system_error(asio::error::operation_aborted)); }
 
@@ -86,26 +79,15 @@ public:
 private:
     struct cancel_handler {
         std::weak_ptr<execution> op;
-        // As Boost.Process maps them: terminal kills, partial asks to terminate, total
-        // interrupts; the last two are followed by SIGKILL after the kill grace.
         void operator()(asio::cancellation_type_t type) const
         {
-            const int sig = (type & asio::cancellation_type::terminal) != asio::cancellation_type::none ? SIGKILL
-                            : (type & asio::cancellation_type::partial) != asio::cancellation_type::none ? SIGTERM
-                                                                                                          : SIGINT;
+            const int sig = cancel_signal(type);
             if (auto self = op.lock())
                 asio::dispatch(self->strand_, [self, sig] { self->apply(self->machine_.on_cancel(clock::now(), sig)); });
         }
     };
 
-    struct output_stream {
-        output_stream(const strand_type& s, std::size_t cap) : d(s), tail(cap) {}
-        descriptor d;
-        tail_buffer tail;
-        bool waiting = false;  // an async_wait is queued
-    };
-
-    output_stream& stream(stream_kind k) { return k == stream_kind::out ? out_ : err_; }
+    output_pipe& stream(stream_kind k) { return k == stream_kind::out ? out_ : err_; }
     static stream_kind other(stream_kind k) { return k == stream_kind::out ? stream_kind::err : stream_kind::out; }
 
     // ---- start ----------------------------------------------------------------------------
@@ -140,10 +122,10 @@ private:
             return start_failed(classify_spawn_error(*req, failed, what),
                                 plan_.failure_prefix + ": " + describe_spawn_error(*req, failed, what));
         // Registering with the reactor can fail (ENOMEM, the epoll watch limit).
-        if (out_.d.assign(pipes.stdout_r.get(), ec) || err_.d.assign(pipes.stderr_r.get(), ec) ||
+        if (out_.assign(pipes.stdout_r.get(), ec) || err_.assign(pipes.stderr_r.get(), ec) ||
             (pipes.stdin_w && in_.assign(asio::local::stream_protocol(), pipes.stdin_w.get(), ec))) {
-            for (auto* d : {&out_.d, &err_.d})
-                if (d->is_open()) d->release();  // `pipes` still owns and closes them
+            out_.release();  // `pipes` still owns and closes them
+            err_.release();
             if (in_.is_open()) in_.release();
             return start_failed(ec, plan_.failure_prefix + ": cannot watch the pipes: " + ec.message());
         }
@@ -177,40 +159,25 @@ private:
 
     // ---- output ---------------------------------------------------------------------------
 
-    // Readiness waits, and every read done here: so a stream can also be read when we know
-    // it holds data (the command exited, the other stream ended) without going back to the
-    // reactor, and no read is ever in flight behind our back. Asio re-arms the descriptor
-    // when it queues a wait, so no wake-up is lost.
     void wait_readable(stream_kind k)
     {
-        auto& s = stream(k);
-        if (s.waiting || !s.d.is_open()) return;
-        s.waiting = true;
-        s.d.async_wait(descriptor::wait_read, [self = shared_from_this(), k](error_code ec) {
-            auto& s = self->stream(k);
-            s.waiting = false;
-            if (!ec && !self->finished_ && s.d.is_open()) self->read_available(k);
-        });
+        stream(k).wait([self = shared_from_this(), k] { self->read_available(k); });
     }
 
-    // Reads what the pipe holds now into the per-thread scratch buffer, then waits for more.
     void read_available(stream_kind k)
     {
-        auto& s = stream(k);
-        const auto buf = read_scratch();
-        for (int i = 0; i < reads_per_turn; ++i) {
-            if (finished_ || !s.d.is_open()) return;
-            const ssize_t n = ::read(s.d.native_handle(), buf.data(), buf.size());
-            if (n > 0) {
-                deliver(k, {buf.data(), static_cast<std::size_t>(n)});
-                continue;
-            }
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return wait_readable(k);
-            return stream_closed(k);  // EOF or a read error
+        if (finished_) return;
+        const auto got = stream(k).read([this, k](std::string_view chunk) {
+            deliver(k, chunk);
+            return !finished_;
+        });
+        switch (got) {
+        case output_pipe::drained::empty: return wait_readable(k);
+        case output_pipe::drained::closed: return stream_closed(k);
+        case output_pipe::drained::more:
+            return asio::post(strand_, [self = shared_from_this(), k] { self->read_available(k); });
+        case output_pipe::drained::stopped: return;
         }
-        // A fast writer: let other work on the strand run, then go on.
-        asio::post(strand_, [self = shared_from_this(), k] { self->read_available(k); });
     }
 
     void deliver(stream_kind k, std::string_view chunk)
@@ -227,7 +194,7 @@ private:
     void pass_on(stream_kind k, std::string_view chunk)
     {
         const auto now = clock::now();
-        stream(k).tail.append(chunk);
+        stream(k).tail().append(chunk);
         if (!on_output_ || callback_error_) return;
         try {
             on_output_(k, chunk);
@@ -242,14 +209,13 @@ private:
     {
         if (k == stream_kind::err && plan_.err_sieve)
             if (const auto rest = plan_.err_sieve->finish(); !rest.empty()) pass_on(k, rest);
-        error_code ignored;
-        stream(k).d.close(ignored);
+        stream(k).close();
         apply(machine_.on_stream_closed(k));
         if (finished_) return;
         // A command closes both outputs as it exits: read the other one now rather than
         // wake up again for its event, and see whether the command is already gone rather
         // than sleep until the pidfd says so.
-        if (stream(other(k)).d.is_open()) read_available(other(k));
+        if (stream(other(k)).is_open()) read_available(other(k));
         else if (!exit_seen_ && child_.exited()) on_exited();
         else if (!exit_seen_ && machine_.start_watching()) watch_exit();  // closed its outputs, still running
     }
@@ -270,7 +236,7 @@ private:
         // Read what the pipes hold now, usually everything up to EOF, so that no drain
         // deadline is needed; then the machine ends what the command left behind.
         for (auto k : {stream_kind::out, stream_kind::err})
-            if (!finished_ && stream(k).d.is_open()) read_available(k);
+            if (!finished_ && stream(k).is_open()) read_available(k);
         if (!finished_) apply(machine_.on_exit(clock::now()));
     }
 
@@ -299,8 +265,8 @@ private:
         if (a.watch_exit) watch_exit();
         if (a.signal_group != 0) child_.signal_tree(a.signal_group);
         if (a.stop_reading) {
-            out_.d.close(ignored);
-            err_.d.close(ignored);
+            out_.close();
+            err_.close();
         }
         if (a.reap) finish();
         else if (a.abandon) give_up();
@@ -313,34 +279,16 @@ private:
         error_code ignored;
         timer_.cancel();
         exit_.stop();
-        out_.d.close(ignored);
-        err_.d.close(ignored);
+        out_.close();
+        err_.close();
         in_.close(ignored);
     }
 
-    // The one place a result is made. `e` is null for a command we stopped waiting for.
+    // `e` is null for a command we stopped waiting for.
     exec_result make_result(const exit_info* e)
     {
-        exec_result r;
-        if (plan_.err_sieve) err_.tail.append(plan_.err_sieve->finish());  // a stream we stopped reading
-        r.truncated_out = out_.tail.truncated();
-        r.truncated_err = err_.tail.truncated();
-        r.out = out_.tail.take();
-        r.err = err_.tail.take();
-        if (e) {
-            r.exit_code = e->exit_code;
-            r.term_signal = e->term_signal;
-            r.usage = e->usage;
-        } else {
-            r.exit_code = -1;
-        }
-        if (auto reason = machine_.timed_out()) {
-            r.timed_out = true;
-            r.timeout = reason;
-            r.exit_code = exit_codes::timeout;
-        }
-        r.duration = clock::now() - start_time_;
-        return r;
+        if (plan_.err_sieve) err_.tail().append(plan_.err_sieve->finish());  // a stream we stopped reading
+        return ran_result(out_.tail(), err_.tail(), e, machine_.timed_out(), clock::now() - start_time_);
     }
 
     std::exception_ptr outcome_error() const
@@ -379,30 +327,17 @@ private:
         complete(outcome_error(), std::move(result));
     }
 
-    // The host driver's contract: a command that cannot start is a 127 (126) result whose
-    // stderr says why. Other drivers' launchers failing is a launch_error.
     void start_failed(boost::system::error_code code, const std::string& message)
     {
         stop_io();
         exec_result result;
-        std::exception_ptr ep;
-        if (machine_.cancelled()) {
-            ep = aborted();
-        } else if (plan_.throw_on_start_failure) {
-            // The program that failed is the driver's own tool, not the user's command.
-            if (code == errc::command_not_found || code == errc::command_not_executable) code = errc::driver_unavailable;
-            ep = std::make_exception_ptr(launch_error(code, message));
-        } else {
-            result.exit_code = code == errc::command_not_executable ? exit_codes::cannot_execute
-                                                                    : exit_codes::command_not_found;
-            result.start_error = code;
-            result.err = message;
-            if (on_output_) {
-                try {
-                    on_output_(stream_kind::err, result.err);
-                } catch (...) {
-                    ep = std::current_exception();
-                }
+        std::exception_ptr ep = machine_.cancelled() ? aborted()
+                                                     : start_failure(code, message, plan_.throw_on_start_failure, result);
+        if (!ep && on_output_) {
+            try {
+                on_output_(stream_kind::err, result.err);
+            } catch (...) {
+                ep = std::current_exception();
             }
         }
         clean_up_async(strand_, plan_, false, [self = shared_from_this(), ep, r = std::move(result)]() mutable {
@@ -437,8 +372,8 @@ private:
     exit_watch exit_;  // after child_: it borrows the child's pidfd
     socket_type in_;
     timer_type timer_;
-    output_stream out_;
-    output_stream err_;
+    output_pipe out_;
+    output_pipe err_;
 
     clock::time_point start_time_ = clock::now();
     clock::time_point armed_ = clock::time_point::max();
