@@ -13,7 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cerrno>
@@ -22,12 +21,6 @@
 namespace sandbox::detail {
 
 namespace {
-
-// Signals a server commonly ignores or blocks; an ignored disposition survives exec, so the
-// child gets them reset to default. Caught handlers are reset by exec anyway.
-constexpr std::array<int, 15> reset_signals{SIGPIPE, SIGCHLD, SIGHUP,  SIGINT,  SIGQUIT,
-                                            SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP,
-                                            SIGTTIN, SIGTTOU, SIGXFSZ, SIGXCPU, SIGURG};
 
 struct file_actions {
     posix_spawn_file_actions_t fa;
@@ -198,8 +191,10 @@ spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes)
     spawn_attr attr;
     sigset_t empty, defaults;
     sigemptyset(&empty);
-    sigemptyset(&defaults);
-    for (int sig : reset_signals) sigaddset(&defaults, sig);
+    // Every signal back to its default: an ignored disposition survives exec. Naming them all
+    // is also the cheapest for glibc's child, which otherwise asks the kernel about each
+    // signal not named before deciding (about 100 sigaction calls instead of 64).
+    sigfillset(&defaults);
     // Own session: one kill(-pid) reaches the whole tree, and no controlling terminal.
     if (!rc) rc = posix_spawnattr_setflags(&attr.attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     if (!rc) rc = posix_spawnattr_setsigmask(&attr.attr, &empty);

@@ -63,8 +63,9 @@ struct spawn_outcome {
 };
 
 /// posix_spawn (clone(CLONE_VM|CLONE_VFORK): nothing of the parent is copied, whatever its
-/// size) in a new session with an empty signal mask, default dispositions for the signals
-/// servers ignore, descriptors 0-2 only, the cwd and the environment of `req`. Closes the
+/// size) in a new session with an empty signal mask, every signal at its default disposition
+/// (also those the parent ignores: the command's behaviour must not depend on the server
+/// that started it), descriptors 0-2 only, the cwd and the environment of `req`. Closes the
 /// child's ends in `pipes`. Blocks until the child has exec'd: never call it on an io thread.
 spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes);
 
