@@ -53,6 +53,7 @@ struct figure {
     double raw = 0;
     double lib = 0;
     bool higher_is_better = true;
+    std::vector<double> round_ratios;  // library / raw of each round's adjacent pair
     double ratio() const { return higher_is_better ? lib / raw : raw / lib; }
 };
 
@@ -61,8 +62,16 @@ std::vector<figure> figures;
 void report(const figure& f)
 {
     figures.push_back(f);
-    std::printf("%-44s raw %10.1f %-6s  sandbox %10.1f %-6s  ratio %.2f\n", f.name.c_str(), f.raw, f.unit.c_str(),
+    std::printf("%-44s raw %10.1f %-6s  sandbox %10.1f %-6s  ratio %.2f", f.name.c_str(), f.raw, f.unit.c_str(),
                 f.lib, f.unit.c_str(), f.ratio());
+    // The spread shows how much the machine moved during the figure: a bar closer to the
+    // median than the spread is not settled by one run.
+    if (f.round_ratios.size() > 1) {
+        auto v = f.round_ratios;
+        std::sort(v.begin(), v.end());
+        std::printf("  (rounds %.2f-%.2f)", v.front(), v.back());
+    }
+    std::printf("\n");
     std::fflush(stdout);
 }
 
@@ -186,8 +195,13 @@ bool wanted(const std::string& name) { return only.empty() || name.find(only) !=
 // Raw and library alternate, in turn first, for `rounds` rounds, and each side reports its
 // median round: a machine shared with other work slows some rounds down, the alternation
 // exposes both sides to the same drift, and the median ignores the odd round on either side.
+struct medians {
+    double raw = 0, lib = 0;
+    std::vector<double> round_ratios;
+};
+
 template <typename Raw, typename Lib>
-std::pair<double, double> median_of(Raw raw_fn, Lib lib_fn)
+medians median_of(Raw raw_fn, Lib lib_fn)
 {
     std::vector<double> raw, lib;
     for (int round = 0; round < rounds; ++round) {
@@ -203,7 +217,9 @@ std::pair<double, double> median_of(Raw raw_fn, Lib lib_fn)
         std::sort(v.begin(), v.end());
         return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
     };
-    return {median(raw), median(lib)};
+    medians m{median(raw), median(lib), {}};
+    for (std::size_t i = 0; i < raw.size(); ++i) m.round_ratios.push_back(lib[i] / raw[i]);
+    return m;
 }
 
 void spawn_figures(int runs, const std::string& suffix)
@@ -211,18 +227,18 @@ void spawn_figures(int runs, const std::string& suffix)
     for (int inflight : {1, 64}) {
         const auto name = "spawn /bin/true, " + std::to_string(inflight) + " in flight" + suffix;
         if (!wanted(name)) continue;
-        auto [raw, lib] = median_of([&] { return raw_spawn_rate(runs, inflight); },
-                                  [&] { return lib_spawn_rate(runs, inflight); });
-        report({name, "/s", raw, lib});
+        auto m = median_of([&] { return raw_spawn_rate(runs, inflight); },
+                           [&] { return lib_spawn_rate(runs, inflight); });
+        report({name, "/s", m.raw, m.lib, true, m.round_ratios});
     }
     // The same load spread over every core: the io_context run by one thread per core,
     // against raw loops on as many threads.
     const int cores = std::max(2, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
     const auto name = "spawn /bin/true, 64 in flight, " + std::to_string(cores) + " threads" + suffix;
     if (!wanted(name)) return;
-    auto [raw, lib] = median_of([&] { return raw_spawn_rate(runs, 64, cores); },
-                              [&] { return lib_spawn_rate(runs, 64, cores); });
-    report({name, "/s", raw, lib});
+    auto m = median_of([&] { return raw_spawn_rate(runs, 64, cores); },
+                       [&] { return lib_spawn_rate(runs, 64, cores); });
+    report({name, "/s", m.raw, m.lib, true, m.round_ratios});
 }
 
 constexpr std::uint64_t capture_bytes = 1ull << 30;
@@ -368,9 +384,9 @@ int main(int argc, char** argv)
         if (wanted("capture")) {
             const int saved = rounds;
             rounds = quick ? 3 : 9;  // a round is about a second; a pipe's rate moves a lot from one to the next
-            auto [raw, lib] = median_of(raw_capture_rate, lib_capture_rate);
+            auto m = median_of(raw_capture_rate, lib_capture_rate);
             rounds = saved;
-            report({"capture 1 GiB stdout, 1 MiB cap", "MB/s", raw, lib});
+            report({"capture 1 GiB stdout, 1 MiB cap", "MB/s", m.raw, m.lib, true, m.round_ratios});
         }
 
         const double kib = wanted("resident") ? kib_per_inflight(quick ? 200 : 1000) : 0;
