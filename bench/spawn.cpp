@@ -21,13 +21,18 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <cstdio>
 #include <cstdlib>
@@ -140,6 +145,125 @@ double raw_spawn_rate(int runs, int inflight)
     return runs / seconds_since(t0);
 }
 
+// The runner's shape without the runner, one at a time: the io thread (here, this one) makes
+// the pipes and hands the spawn to a spawner thread, which runs posix_spawn with the same
+// attributes as the library (own session, every signal at its default, empty mask, stdin
+// /dev/null, descriptors 0-2 only, a cwd) and opens a pidfd, then wakes this thread through
+// an eventfd in its epoll set; this thread waits for both pipes to close and the pidfd, and
+// reaps. What the design itself costs against raw posix_spawn + waitpid on this machine:
+// the thread handoff in each direction, which a spawn that must not block an io thread pays.
+double handoff_model_rate(int runs)
+{
+    const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+    const int wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = wake;
+    ::epoll_ctl(ep, EPOLL_CTL_ADD, wake, &ev);
+
+    std::mutex m;
+    std::condition_variable cv;
+    int out_w = -1, err_w = -1;  // a request: the child's ends
+    bool stop = false;
+    pid_t pid = -1;
+    int pidfd = -1;
+    std::thread spawner([&] {
+        std::unique_lock lock(m);
+        for (;;) {
+            cv.wait(lock, [&] { return out_w >= 0 || stop; });
+            if (stop) return;
+            posix_spawn_file_actions_t fa;
+            posix_spawnattr_t at;
+            ::posix_spawn_file_actions_init(&fa);
+            ::posix_spawnattr_init(&at);
+            ::posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+            ::posix_spawn_file_actions_adddup2(&fa, out_w, 1);
+            ::posix_spawn_file_actions_adddup2(&fa, err_w, 2);
+            ::posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+            ::posix_spawn_file_actions_addchdir_np(&fa, "/tmp");
+            sigset_t all, none;
+            sigfillset(&all);
+            sigemptyset(&none);
+            ::posix_spawnattr_setsigdefault(&at, &all);
+            ::posix_spawnattr_setsigmask(&at, &none);
+            ::posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+            char* argv[] = {const_cast<char*>("/bin/true"), nullptr};
+            if (::posix_spawn(&pid, "/bin/true", &fa, &at, argv, environ) != 0) pid = -1;
+            ::posix_spawn_file_actions_destroy(&fa);
+            ::posix_spawnattr_destroy(&at);
+            pidfd = pid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1;
+            ::close(out_w);
+            ::close(err_w);
+            out_w = err_w = -1;
+            const std::uint64_t one = 1;
+            if (::write(wake, &one, sizeof one) < 0) pid = -1;
+        }
+    });
+
+    int failures = 0;
+    const auto t0 = clock_type::now();
+    for (int i = 0; i < runs; ++i) {
+        int out[2], err[2];
+        if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+        for (int fd : {out[0], err[0]}) {
+            ::fcntl(fd, F_SETFL, O_NONBLOCK);
+            ev.events = EPOLLIN | EPOLLET;
+            ev.data.fd = fd;
+            ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+        }
+        {
+            std::lock_guard lock(m);
+            out_w = out[1];
+            err_w = err[1];
+        }
+        cv.notify_one();
+        int open = 3;  // both pipes and the spawn's answer, then the pidfd
+        bool answered = false;
+        while (open > 0) {
+            epoll_event got[4];
+            const int n = ::epoll_wait(ep, got, 4, -1);
+            for (int k = 0; k < n; ++k) {
+                const int fd = got[k].data.fd;
+                if (fd == wake) {
+                    std::uint64_t v;
+                    if (::read(wake, &v, sizeof v) < 0) continue;
+                    std::lock_guard lock(m);
+                    if (pid < 0 || pidfd < 0) throw std::runtime_error("spawn failed");
+                    answered = true;
+                    ev.events = EPOLLIN;
+                    ev.data.fd = pidfd;
+                    ::epoll_ctl(ep, EPOLL_CTL_ADD, pidfd, &ev);
+                } else if (answered && fd == pidfd) {
+                    siginfo_t si{};
+                    if (::waitid(static_cast<idtype_t>(P_PIDFD), pidfd, &si, WEXITED) != 0 || si.si_status != 0)
+                        ++failures;
+                    ::epoll_ctl(ep, EPOLL_CTL_DEL, pidfd, nullptr);
+                    ::close(pidfd);
+                    --open;
+                } else {
+                    char buf[4096];
+                    if (::read(fd, buf, sizeof buf) == 0) {
+                        ::epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
+                        ::close(fd);
+                        --open;
+                    }
+                }
+            }
+        }
+    }
+    const double rate = runs / seconds_since(t0);
+    {
+        std::lock_guard lock(m);
+        stop = true;
+    }
+    cv.notify_one();
+    spawner.join();
+    ::close(wake);
+    ::close(ep);
+    if (failures) throw std::runtime_error("model runs failed");
+    return rate;
+}
+
 // The library: `inflight` coroutines on one io_context (run by `threads` threads), each
 // running its share.
 double lib_spawn_rate(int runs, int inflight, int threads = 1)
@@ -230,6 +354,12 @@ void spawn_figures(int runs, const std::string& suffix)
         auto m = median_of([&] { return raw_spawn_rate(runs, inflight); },
                            [&] { return lib_spawn_rate(runs, inflight); });
         report({name, "/s", m.raw, m.lib, true, m.round_ratios});
+        // What the spawner-thread design costs by itself, for reading the figure above.
+        const auto model = "  the runner's shape, no runner (see handoff_model_rate)" + suffix;
+        if (inflight == 1 && suffix.empty() && wanted(model)) {
+            auto h = median_of([&] { return raw_spawn_rate(runs, 1); }, [&] { return handoff_model_rate(runs); });
+            report({model, "/s", h.raw, h.lib, true, h.round_ratios});
+        }
     }
     // The same load spread over every core: the io_context run by one thread per core,
     // against raw loops on as many threads.
