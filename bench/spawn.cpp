@@ -350,10 +350,11 @@ void spawn_figures(int runs, const std::string& suffix)
 {
     for (int inflight : {1, 64}) {
         const auto name = "spawn /bin/true, " + std::to_string(inflight) + " in flight" + suffix;
-        if (!wanted(name)) continue;
-        auto m = median_of([&] { return raw_spawn_rate(runs, inflight); },
-                           [&] { return lib_spawn_rate(runs, inflight); });
-        report({name, "/s", m.raw, m.lib, true, m.round_ratios});
+        if (wanted(name)) {
+            auto m = median_of([&] { return raw_spawn_rate(runs, inflight); },
+                               [&] { return lib_spawn_rate(runs, inflight); });
+            report({name, "/s", m.raw, m.lib, true, m.round_ratios});
+        }
         // What the spawner-thread design costs by itself, for reading the figure above.
         const auto model = "  the runner's shape, no runner (see handoff_model_rate)" + suffix;
         if (inflight == 1 && suffix.empty() && wanted(model)) {
