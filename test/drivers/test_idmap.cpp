@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <string_view>
+
 using namespace sandbox;
 using namespace sandbox::test;
 
@@ -127,14 +129,23 @@ std::vector<std::string> mounts_below(const std::filesystem::path& dir)
 }
 
 // Mounts left below the record of a run that has ended (nobody holds its lock). Runs of
-// other test programs may be going on meanwhile, with their own idmapped mounts.
+// other test programs may be going on meanwhile, with their own idmapped mounts, and the
+// records' directory is the system's temporary one, where other tests mount too (the fault
+// tests' small tmpfs): only what is below a record counts.
 std::vector<std::string> mounts_of_ended_runs()
 {
     const auto records = detail::run_record_dir();
+    auto is_record = [](std::string_view name) {
+        for (std::string_view end : {".run", ".run-new"})
+            if (name.size() > end.size() && name.substr(name.size() - end.size()) == end) return true;
+        return false;
+    };
     std::vector<std::string> out;
     for (const auto& point : mounts_below(records)) {
         const auto rest = point.substr(records.string().size() + 1);
-        const auto record = records / rest.substr(0, rest.find('/'));
+        const auto first = rest.substr(0, rest.find('/'));
+        if (!is_record(first)) continue;
+        const auto record = records / first;
         const int fd = ::open(record.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         const bool live = fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0;
         if (fd >= 0) ::close(fd);
