@@ -37,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -195,25 +196,52 @@ std::string proc_file(const std::filesystem::path& path)
     }
 }
 
-// Whether a process whose command line is exactly `cmdline` (arguments joined by spaces) runs.
-bool process_running(const std::string& cmdline)
+// A process's identity: its pid and its start time (field 22 of /proc/PID/stat), so that a
+// reused pid is not taken for it. Zero while not found.
+struct process_id {
+    long pid = 0;
+    std::string start_time;
+};
+
+// The start time of a live process (not a zombie), or empty.
+std::string start_time_of(long pid)
 {
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string stat = proc_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') return {};
+    std::size_t at = close + 2;  // field 3, the state
+    for (int field = 3; field < 22; ++field) {
+        at = stat.find(' ', at);
+        if (at == std::string::npos) return {};
+        ++at;
+    }
+    return stat.substr(at, stat.find(' ', at) - at);
+}
+
+// The live process whose command line is exactly `cmdline` (arguments joined by spaces).
+process_id find_process(const std::string& cmdline)
+{
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const auto name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
         std::string cmd = proc_file(entry.path() / "cmdline");
         std::replace(cmd.begin(), cmd.end(), '\0', ' ');
         if (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
-        if (cmd == cmdline) {
-            const std::string stat = proc_file(entry.path() / "stat");
-            if (stat.empty()) continue;  // gone
-            const auto close = stat.rfind(')');
-            if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z') return true;
-        }
+        if (cmd != cmdline) continue;
+        const long pid = std::stol(name);
+        if (auto started = start_time_of(pid); !started.empty()) return {pid, std::move(started)};
     }
-    return false;
+    return {};
 }
 
-// A client that sends a request for a long command and closes its connection after
-// `after`: returns how long after the close the command was still running.
+bool still_running(const process_id& p) { return p.pid && start_time_of(p.pid) == p.start_time; }
+
+// A client that sends a request for a long command and closes its connection once the
+// command runs and `after` has passed: returns how long after the close the command was
+// still running (an hour if it never ran). The process is found once, by its command line;
+// after the close only its own /proc entry is read, so a machine with many processes does
+// not slow the measurement down.
 asio::awaitable<std::chrono::duration<double>> disconnect_during(tcp::endpoint server, std::string cmdline,
                                                                  std::chrono::milliseconds after)
 {
@@ -232,13 +260,20 @@ asio::awaitable<std::chrono::duration<double>> disconnect_during(tcp::endpoint s
     req.body() = R"({"argv":)" + argv_json + "]}";
     req.prepare_payload();
     co_await http::async_write(stream, req, asio::use_awaitable);
-    asio::steady_timer timer(ex, after);
+    const auto sent = std::chrono::steady_clock::now();
+    asio::steady_timer timer(ex);
+    process_id command;
+    while (!(command = find_process(cmdline)).pid && std::chrono::steady_clock::now() - sent < 5s) {
+        timer.expires_after(5ms);
+        co_await timer.async_wait(asio::use_awaitable);
+    }
+    if (!command.pid) co_return std::chrono::hours(1);
+    timer.expires_at(sent + after);
     co_await timer.async_wait(asio::use_awaitable);
-    if (!process_running(cmdline)) co_return std::chrono::hours(1);  // it never started
     stream.close();
     const auto closed = std::chrono::steady_clock::now();
-    while (process_running(cmdline) && std::chrono::steady_clock::now() - closed < 5s) {
-        timer.expires_after(2ms);
+    while (still_running(command) && std::chrono::steady_clock::now() - closed < 5s) {
+        timer.expires_after(1ms);
         co_await timer.async_wait(asio::use_awaitable);
     }
     co_return std::chrono::steady_clock::now() - closed;
@@ -287,8 +322,7 @@ asio::awaitable<void> self_test(tcp::endpoint server)
 
     // A client that goes away cancels its command: the process is gone a few milliseconds
     // after the close, long before the policy's 0.5 s timeout would have ended it (0.4 s
-    // after the close). The bound leaves room for a busy machine, where scanning /proc to
-    // see the process go takes tens of milliseconds itself.
+    // after the close at the soonest). The bound leaves room for a busy machine.
     const auto lingered = co_await disconnect_during(server, "sleep 7.25", 100ms);
     expect(lingered < 200ms, "a client that disconnects at 0.1 s: its command gone " +
                                  std::to_string(std::chrono::duration<double, std::milli>(lingered).count()).substr(0, 5) +
