@@ -13,8 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <string_view>
-
 using namespace sandbox;
 using namespace sandbox::test;
 
@@ -135,16 +133,11 @@ std::vector<std::string> mounts_below(const std::filesystem::path& dir)
 std::vector<std::string> mounts_of_ended_runs()
 {
     const auto records = detail::run_record_dir();
-    auto is_record = [](std::string_view name) {
-        for (std::string_view end : {".run", ".run-new"})
-            if (name.size() > end.size() && name.substr(name.size() - end.size()) == end) return true;
-        return false;
-    };
     std::vector<std::string> out;
     for (const auto& point : mounts_below(records)) {
         const auto rest = point.substr(records.string().size() + 1);
         const auto first = rest.substr(0, rest.find('/'));
-        if (!is_record(first)) continue;
+        if (!first.ends_with(".run") && !first.ends_with(".run-new")) continue;
         const auto record = records / first;
         const int fd = ::open(record.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         const bool live = fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0;
