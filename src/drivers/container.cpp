@@ -59,17 +59,24 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
     return a;
 }
 
-std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman)
+std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman, int wait_seconds)
 {
-    // Kills and removes in one step ("-t 0": podman would otherwise wait 10 s). A client
-    // killed while the engine was still creating the container leaves it to appear later,
-    // in state Created: until the cid file says it existed, look for it a little longer.
+    // Kills and removes by name ("-t 0": podman would otherwise wait 10 s); the engine prints
+    // the name of what it removed. Nothing printed: the container is not there, or the engine
+    // refused (a removal already under way), so look. docker's client creates the cid file,
+    // empty, just before it asks for the container and writes the id once it exists: an empty
+    // file means the engine may still be creating it for the killed client, so wait for it
+    // (the engine can take seconds under load). No file, or an id in it, and nothing listed:
+    // nothing is left. podman creates in the client itself: once that is gone, nothing comes.
     std::vector<std::string> a{"/bin/sh", "-c",
-                               "b=$1 n=$2 c=$3; shift 3; \"$b\" rm -f \"$@\" \"$n\" >/dev/null 2>&1; "
-                               "[ -s \"$c\" ] && exit 0; i=0; while [ $i -lt 10 ]; do sleep 0.1; "
-                               "[ -n \"$(\"$b\" ps -a -q --filter \"name=$n\")\" ] && exec \"$b\" rm -f \"$@\" \"$n\"; "
-                               "i=$((i+1)); done",
-                               "sh", s.binary, s.name, s.cid_file.empty() ? std::string("/nonexistent") : s.cid_file};
+                               "b=$1 n=$2 c=$3 w=$4; shift 4; t=$(($(date +%s) + w)); "
+                               "while :; do "
+                               "[ -n \"$(\"$b\" rm -f \"$@\" \"$n\" 2>/dev/null)\" ] && exit 0; "
+                               "if [ -z \"$(\"$b\" ps -a -q --filter \"name=$n\" 2>/dev/null)\" ]; then "
+                               "[ -f \"$c\" ] && [ ! -s \"$c\" ] || exit 0; fi; "
+                               "[ \"$(date +%s)\" -lt \"$t\" ] || exit 1; sleep 0.1; done",
+                               "sh", s.binary, s.name, s.cid_file.empty() ? std::string("/nonexistent") : s.cid_file,
+                               std::to_string(wait_seconds)};
     if (podman) a.insert(a.end(), {"-t", "0"});
     return a;
 }
@@ -82,7 +89,7 @@ void sweep(const driver_context& ctx)
 {
     sweep_dead_runs_once();
     try {
-        sweep_orphans_once(resolve_binary(ctx.options.binary, ctx.spec.binary_variable, ctx.spec.tool, ctx.spec.tool),
+        sweep_orphans_when_due(resolve_binary(ctx.options.binary, ctx.spec.binary_variable, ctx.spec.tool, ctx.spec.tool),
                            podman(ctx), env_strings(current_environment()));
     } catch (...) {  // no engine binary: the launch will say so
     }

@@ -10,8 +10,8 @@
 #include <charconv>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <mutex>
-#include <set>
 #include <sstream>
 
 namespace sandbox::detail {
@@ -155,13 +155,16 @@ bool is_orphan(const labelled_container& c, std::int64_t now, bool owner_is_aliv
     return !owner_is_alive || (c.deadline > 0 && now > c.deadline);
 }
 
-void sweep_orphans_once(const std::string& binary, bool podman, std::vector<std::string> env)
+void sweep_orphans_when_due(const std::string& binary, bool podman, std::vector<std::string> env)
 {
     static std::mutex m;
-    static std::set<std::string> swept;
+    static std::map<std::string, std::chrono::steady_clock::time_point> last;
     {
+        const auto now = std::chrono::steady_clock::now();
         std::lock_guard lock(m);
-        if (!swept.insert(binary).second) return;
+        const auto [at, first] = last.try_emplace(binary, now);
+        if (!first && now - at->second < std::chrono::minutes(10)) return;
+        at->second = now;
     }
     try {
         run_on(worker::blocking, [binary, podman, env = std::move(env)] {

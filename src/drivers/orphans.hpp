@@ -2,8 +2,9 @@
 // Containers whose starter is gone. A process that is SIGKILLed cannot remove the containers
 // it started, and the engine keeps them running with no deadline. Every container carries
 // labels naming this machine, the starting process and its deadline; a runner for a
-// container driver removes, once per process and off the caller's thread, those of this
-// machine whose deadline has passed or whose starter no longer exists.
+// container driver removes, at its first launch and every ten minutes after (so a
+// long-lived process also clears what a removal missed), off the caller's thread, those
+// of this machine whose deadline has passed or whose starter no longer exists.
 #ifndef SANDBOX_SRC_DRIVERS_ORPHANS_HPP
 #define SANDBOX_SRC_DRIVERS_ORPHANS_HPP
 
@@ -42,9 +43,10 @@ bool is_orphan(const labelled_container& c, std::int64_t now, bool owner_is_aliv
 /// an io thread). Returns the names it removed.
 std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, const std::vector<std::string>& env);
 
-/// Starts the sweep of `binary`'s engine on a blocking-work thread, at most once per process
-/// and binary. Never throws; the sweep's failures are ignored (the engine may be down).
-void sweep_orphans_once(const std::string& binary, bool podman, std::vector<std::string> env);
+/// Starts the sweep of `binary`'s engine on a blocking-work thread, unless one was started
+/// in this process less than ten minutes ago. Never throws; the sweep's failures are
+/// ignored (the engine may be down).
+void sweep_orphans_when_due(const std::string& binary, bool podman, std::vector<std::string> env);
 
 }  // namespace sandbox::detail
 

@@ -68,7 +68,8 @@ std::vector<std::string> mount_prelude(const sandbox_setup& s, const std::vector
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
                                         const driver_options& options, bool podman,
                                         const std::vector<std::string>& args);
-std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman);
+/// `wait_seconds` bounds the wait for a container the engine may still be creating.
+std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman, int wait_seconds = 20);
 
 std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution_policy& policy,
                                          const std::vector<std::string>& args);

@@ -16,6 +16,8 @@
 #include <fstream>
 #include <set>
 
+#include <sys/wait.h>
+
 using namespace sandbox;
 using namespace sandbox::test;
 using sandbox::detail::sandbox_setup;
@@ -207,24 +209,39 @@ std::string shell_quoted(const argv_t& a)
     return out;
 }
 
-// Runs the cleanup command against a stand-in engine that logs its calls and lists the
-// container from its `appears_at`-th `ps` on (0: never).
-std::vector<std::string> cleanup_calls(bool podman, bool cid_written, int appears_at)
+// What the cid file holds when the cleanup runs: nothing there (the client never asked for
+// a container), empty (docker's client asked and was killed before the answer), the id.
+enum class cid { none, empty, written };
+
+// Runs the cleanup command against a stand-in engine that logs its calls. The container
+// exists from the engine's `appears_at`-th call on (0: never); `refusals` removals fail
+// while it exists (nothing printed, as when one is already under way); a removal that
+// works prints its name, as both engines do.
+std::vector<std::string> cleanup_calls(bool podman, cid c, int appears_at, int refusals = 0, int wait_seconds = 20)
 {
     temp_dir dir;
     const auto engine = dir.path / "engine";
     const auto log = dir.path / "calls";
+    const auto gone = dir.path / "gone";
     {
         std::ofstream f(engine);
-        f << "#!/bin/sh\necho \"$*\" >> '" << log.string() << "'\n"
-          << "if [ \"$1\" = ps ]; then n=$(grep -c '^ps' '" << log.string() << "'); "
-          << "[ " << appears_at << " -gt 0 ] && [ $n -ge " << appears_at << " ] && echo 0123abcd; fi\nexit 0\n";
+        f << "#!/bin/sh\nl='" << log.string() << "'\necho \"$*\" >> \"$l\"\n"
+          << "k=$(wc -l < \"$l\"); r=$(grep -c '^rm' \"$l\")\n"
+          << "there=0; [ " << appears_at << " -gt 0 ] && [ $k -ge " << appears_at << " ] && [ ! -e '"
+          << gone.string() << "' ] && there=1\n"
+          << "[ $there = 1 ] || exit 0\n"
+          << "if [ \"$1\" = rm ]; then [ $r -gt " << refusals << " ] || exit 0; touch '" << gone.string()
+          << "'; eval echo \\${$#}; fi\n"
+          << "[ \"$1\" = ps ] && echo 0123abcd\nexit 0\n";
     }
     ::chmod(engine.c_str(), 0755);
     auto s = make_setup(engine.string());
     s.cid_file = (dir.path / "cid").string();
-    if (cid_written) std::ofstream(s.cid_file) << "0123abcd\n";
-    BOOST_REQUIRE(std::system(shell_quoted(detail::container_cleanup_argv(s, podman)).c_str()) == 0);
+    if (c == cid::empty) std::ofstream{s.cid_file};
+    if (c == cid::written) std::ofstream(s.cid_file) << "0123abcd\n";
+    // It gives up (exit 1) only on a container asked for that never came.
+    const int rc = std::system(shell_quoted(detail::container_cleanup_argv(s, podman, wait_seconds)).c_str());
+    BOOST_TEST(WEXITSTATUS(rc) == (c == cid::empty && appears_at == 0 ? 1 : 0));
     return split_lines(read_text(log));
 }
 
@@ -233,24 +250,35 @@ std::vector<std::string> cleanup_calls(bool podman, bool cid_written, int appear
 BOOST_AUTO_TEST_CASE(container_cleanup_kills_and_removes_by_name)
 {
     const auto n = make_setup("/e").name;
-    BOOST_TEST(cleanup_calls(false, true, 1) == argv_t{"rm -f " + n}, boost::test_tools::per_element());
-    BOOST_TEST(cleanup_calls(true, true, 1) == argv_t{"rm -f -t 0 " + n}, boost::test_tools::per_element());
+    BOOST_TEST(cleanup_calls(false, cid::written, 1) == argv_t{"rm -f " + n}, boost::test_tools::per_element());
+    BOOST_TEST(cleanup_calls(true, cid::written, 1) == argv_t{"rm -f -t 0 " + n}, boost::test_tools::per_element());
+    // Already gone (its own --rm): one look, then done.
+    const argv_t rm_then_look{"rm -f " + n, "ps -a -q --filter name=" + n};
+    BOOST_TEST(cleanup_calls(false, cid::written, 0) == rm_then_look, boost::test_tools::per_element());
+    // A removal the engine refused is tried again while the container is listed.
+    const argv_t again{"rm -f " + n, "ps -a -q --filter name=" + n, "rm -f " + n};
+    BOOST_TEST(cleanup_calls(false, cid::written, 1, 1) == again, boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(container_cleanup_waits_for_a_container_still_being_created)
 {
-    // The client was killed before the cid file was written: the container shows up later.
+    // docker's client asked for the container and was killed before the answer: the engine
+    // goes on and the container shows up later, however long that takes.
     const auto n = make_setup("/e").name;
-    const auto calls = cleanup_calls(false, false, 3);
-    const argv_t expected{"rm -f " + n, "ps -a -q --filter name=" + n, "ps -a -q --filter name=" + n,
-                          "ps -a -q --filter name=" + n, "rm -f " + n};
-    BOOST_TEST(calls == expected, boost::test_tools::per_element());
-    // Never created at all: it gives up after a bounded look.
-    const auto start = std::chrono::steady_clock::now();
-    const auto none = cleanup_calls(true, false, 0);
-    BOOST_TEST(none.size() == 11u);
-    BOOST_TEST(none.front() == "rm -f -t 0 " + n);
-    BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(10)));
+    const std::string rm = "rm -f " + n, look = "ps -a -q --filter name=" + n;
+    BOOST_TEST(cleanup_calls(false, cid::empty, 7) == (argv_t{rm, look, rm, look, rm, look, rm}),
+               boost::test_tools::per_element());
+    // Never created although asked for: it gives up at the bound.
+    auto start = std::chrono::steady_clock::now();
+    const auto never = cleanup_calls(false, cid::empty, 0, 0, 1);
+    BOOST_TEST(never.size() >= 2u);
+    BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(5)));
+    // The client never asked (no cid file), or podman's client, which creates the container
+    // itself, is gone without one: one look, no wait.
+    start = std::chrono::steady_clock::now();
+    BOOST_TEST(cleanup_calls(false, cid::none, 0) == (argv_t{rm, look}), boost::test_tools::per_element());
+    BOOST_TEST(cleanup_calls(true, cid::none, 0) == (argv_t{"rm -f -t 0 " + n, look}), boost::test_tools::per_element());
+    BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(5)));
 }
 
 BOOST_AUTO_TEST_CASE(containers_carry_their_machine_owner_and_deadline)
