@@ -24,7 +24,7 @@
 
 namespace sandbox::test {
 
-inline std::string tool() { return SANDBOX_RUN_BIN; }
+inline std::string tool() { return build::run_bin(); }
 
 struct cli_result {
     int code = -1;

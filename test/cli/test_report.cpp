@@ -405,7 +405,7 @@ BOOST_AUTO_TEST_CASE(a_browser_draws_the_timeline, *boost::unit_test::timeout(60
     BOOST_TEST_REQUIRE(std::filesystem::exists(shot), "no screenshot; exit " << r.exit_code << ": " << r.err);
 
     auto py = run_sync(*make_runner(tool_policy(), driver::host),
-                       {"python3", std::string(SANDBOX_SOURCE_DIR) + "/test/tools/png_colours.py", shot.string(), green,
+                       {"python3", std::string(build::source_dir()) + "/test/tools/png_colours.py", shot.string(), green,
                         red, amber});
     BOOST_TEST_REQUIRE(py.exit_code == 0, py.err);
     std::map<std::string, long> pixels;

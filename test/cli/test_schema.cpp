@@ -10,13 +10,13 @@ using namespace sandbox::test;
 
 namespace {
 
-std::string schema(const char* name) { return std::string(SANDBOX_SOURCE_DIR) + "/share/sandbox/" + name; }
+std::string schema(const char* name) { return std::string(build::source_dir()) + "/share/sandbox/" + name; }
 
 // Runs the validator over the lines in `file`; an empty string when they are as `expect` says.
 std::string validate(const std::string& schema_file, const std::filesystem::path& file, const char* expect = "valid")
 {
     auto r = run_sync(*make_runner(tool_policy().with_timeout(60s), driver::host),
-                      {"python3", std::string(SANDBOX_SOURCE_DIR) + "/test/tools/validate_json.py", schema_file,
+                      {"python3", std::string(build::source_dir()) + "/test/tools/validate_json.py", schema_file,
                        file.string(), expect});
     if (r.exit_code == 3) {
         if (running_in_ci()) BOOST_FAIL(r.out << "and CI=true forbids skipping");

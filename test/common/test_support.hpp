@@ -4,6 +4,8 @@
 #ifndef SANDBOX_TEST_SUPPORT_HPP
 #define SANDBOX_TEST_SUPPORT_HPP
 
+#include "build_paths.hpp"
+
 #include <sandbox/sandbox.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -45,13 +47,13 @@ inline std::string file_contents(const std::filesystem::path& p)
 /// The library runs sandbox-seccomp-exec from its installed path only (or the one the
 /// variable names): the tests take the one just built.
 inline const bool seccomp_exec_from_the_build = [] {
-    ::setenv("SANDBOX_SECCOMP_EXEC", SANDBOX_TEST_SECCOMP_EXEC, 0);
-    ::setenv("SANDBOX_LANDLOCK_EXEC", SANDBOX_TEST_LANDLOCK_EXEC, 0);
+    ::setenv("SANDBOX_SECCOMP_EXEC", build::seccomp_exec(), 0);
+    ::setenv("SANDBOX_LANDLOCK_EXEC", build::landlock_exec(), 0);
     return true;
 }();
 
 /// Path of the helper child (test/common/test_child.cpp).
-inline std::string child() { return SANDBOX_TEST_CHILD; }
+inline std::string child() { return build::test_child(); }
 
 /// argv for the helper child in `mode`.
 inline std::vector<std::string> child_args(std::vector<std::string> args)

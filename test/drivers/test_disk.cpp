@@ -150,7 +150,7 @@ BOOST_AUTO_TEST_CASE(bubblewrap_works_in_a_base_dir_only_root_may_enter)
 
 BOOST_AUTO_TEST_SUITE_END()
 
-#ifdef SANDBOX_RUN_BIN
+#ifdef SANDBOX_HAVE_RUN_BIN
 BOOST_AUTO_TEST_SUITE(dead_runs)
 
 // sandbox-run starts a long command and is SIGKILLed: its work dir, the disk limit's mount,
@@ -162,7 +162,7 @@ BOOST_DATA_TEST_CASE(what_a_killed_process_left_is_swept,
     SANDBOX_REQUIRE_DRIVER(d);
     driver_env e(d);
     const std::string marker = "9" + random_digits(7);
-    std::vector<std::string> args{SANDBOX_RUN_BIN, "--driver", std::string(to_string(d)), "--base-dir",
+    std::vector<std::string> args{build::run_bin(), "--driver", std::string(to_string(d)), "--base-dir",
                                   e.base.path.string(), "--timeout", "600", "--no-stdin"};
     if (::geteuid() == 0) args.insert(args.end(), {"--disk", "8M"});
     args.insert(args.end(), {"--", "sleep", marker});

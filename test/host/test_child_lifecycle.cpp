@@ -37,7 +37,7 @@ bool gone_within(const std::string& needle, std::chrono::milliseconds limit)
 int without_pidfd(const char* scenario)
 {
     auto runner = make_runner(execution_policy::defaults().with_timeout(60s), driver::host);
-    const auto r = run_sync(*runner, {SANDBOX_NO_PIDFD_TOOL, scenario});
+    const auto r = run_sync(*runner, {build::no_pidfd_tool(), scenario});
     if (!r.err.empty()) BOOST_TEST_MESSAGE(r.err);
     return r.exit_code;
 }

@@ -26,7 +26,7 @@ namespace sandbox::test {
 inline constexpr std::array<driver, 2> inner_drivers{driver::bubblewrap, driver::host};
 
 /// The sandbox-run of this build, which the nodes start (the same machine here).
-inline std::string node_program() { return SANDBOX_RUN_BIN; }
+inline std::string node_program() { return build::run_bin(); }
 
 /// driver_options for driver::slurm with `inner` on the node and the build's sandbox-run.
 inline driver_options slurm_options(driver inner = driver::bubblewrap)

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "build_paths.hpp"
+
+namespace sandbox::test::build {
+
+const char* source_dir() { return SANDBOX_SOURCE_DIR; }
+const char* test_child() { return SANDBOX_TEST_CHILD; }
+const char* seccomp_exec() { return SANDBOX_TEST_SECCOMP_EXEC; }
+const char* landlock_exec() { return SANDBOX_TEST_LANDLOCK_EXEC; }
+const char* run_bin() { return SANDBOX_RUN_BIN; }
+const char* no_pidfd_tool() { return SANDBOX_NO_PIDFD_TOOL; }
+
+}  // namespace sandbox::test::build
