@@ -89,8 +89,9 @@ void sweep(const driver_context& ctx)
 {
     sweep_dead_runs_once();
     try {
-        sweep_orphans_when_due(resolve_binary(ctx.options.binary, ctx.spec.binary_variable, ctx.spec.tool, ctx.spec.tool),
-                           podman(ctx), env_strings(current_environment()));
+        sweep_orphans_when_due(
+            resolve_binary(ctx.options.binary, ctx.spec.binary_variable, ctx.spec.tool, ctx.spec.tool), podman(ctx),
+            env_strings(current_environment()));
     } catch (...) {  // no engine binary: the launch will say so
     }
 }
