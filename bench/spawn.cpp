@@ -522,7 +522,7 @@ int main(int argc, char** argv)
 
         const double kib = wanted("resident") ? kib_per_inflight(quick ? 200 : 1000) : 0;
         if (wanted("resident"))
-            std::printf("%-44s %10.1f KiB per execution (limit 64)\n",
+            std::printf("%-44s %10.1f KiB per execution (bound: 16)\n",
                     quick ? "resident memory, 200 sleeping commands" : "resident memory, 1000 sleeping commands", kib);
 
         if (!json_path.empty()) {
