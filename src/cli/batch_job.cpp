@@ -17,7 +17,7 @@ asio::awaitable<void> batch_run::run_line(line_source::line line, std::uint64_t 
     times.started_at = times.ended_at = system_clock::now();
     if (line.too_long) {
         finish_unrun(job_outcome::error);
-        emit(seq, error_line(static_cast<std::uint64_t>(line.number), line.number, times,
+        emit(seq, error_line(nullptr, line.number, times,
                              "the line is longer than --max-line (" + std::to_string(max_line()) + " bytes)"));
         co_return;
     }
@@ -107,6 +107,20 @@ asio::awaitable<void> batch_run::run_line(line_source::line line, std::uint64_t 
             error = e.what();
         }
         if (outcome == job_outcome::succeeded || outcome == job_outcome::cancelled) break;
+    }
+    // A stop (--halt soon) that cuts the retries short leaves the job unfinished rather than
+    // failed, so --resume runs it again.
+    if (stopping_ && outcome != job_outcome::succeeded && outcome != job_outcome::cancelled &&
+        times.attempts <= o_.retries) {
+        std::string how = error.empty() ? std::string() : ": " + error;
+        if (result)
+            how = result->timed_out     ? ": timed out"
+                  : result->term_signal ? ": signal " + std::to_string(result->term_signal)
+                                        : ": exit " + std::to_string(result->exit_code);
+        error = "cancelled: " + stop_reason() + " (attempt " + std::to_string(times.attempts) + " of " +
+                std::to_string(o_.retries + 1) + " did not succeed" + how + ")";
+        outcome = job_outcome::cancelled;
+        result.reset();
     }
     times.ended_at = system_clock::now();
 

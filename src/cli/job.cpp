@@ -71,12 +71,14 @@ job parse_job(std::string_view text, std::uint64_t line_number, const execution_
     const auto used = parser.write(text.data(), text.size(), ec);
     if (!ec) parser.finish(ec);
     if (ec) {
+        j.id = nullptr;  // none could be read: not the line number, which another job may use as its id
         j.error = "invalid JSON at column " + std::to_string(used + 1) + ": " + ec.message();
         return j;
     }
     const json::value v = parser.release();
     const auto* obj = v.if_object();
     if (!obj) {
+        j.id = nullptr;
         j.error = "a job must be a JSON object, not " + std::string(kind_name(v));
         return j;
     }

@@ -20,7 +20,7 @@ namespace sandbox::cli {
 /// `{"id": ..., "argv": [...], "stdin": "...", "policy": {...}, "driver": "...", "image": "..."}`;
 /// only argv is required.
 struct job {
-    boost::json::value id;  ///< as given, else the line number
+    boost::json::value id;  ///< as given, else the line number; null when the line cannot be read
     std::vector<std::string> argv;
     std::optional<std::string> stdin_data;
     std::optional<execution_policy> policy;  ///< the line's policy keys over the base policy

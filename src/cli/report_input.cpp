@@ -174,7 +174,7 @@ std::string take_line(report_data& d, const json::object& o)
     std::string detail;
     if (const auto line = number(o.if_contains("line")); line && *line >= 1 && *line < 1e18)
         r.line = static_cast<std::uint64_t>(*line);
-    if (const auto* id = o.if_contains("id")) {
+    if (const auto* id = o.if_contains("id"); id && !id->is_null()) {
         r.id = id->is_string() ? shorten(id->get_string(), 80) : shorten(json::serialize(*id), 80);
     } else {
         r.id = r.line ? "line " + std::to_string(r.line) : "?";

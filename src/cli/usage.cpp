@@ -116,7 +116,8 @@ Batch:
   results say "cancelled") and reports the lines that were not run and the command
   that resumes; the results are still written, unless Ctrl-C comes again once no job
   is running. With -o FILE the results go to a temporary file beside FILE, renamed to
-  FILE when the batch ends; an -o that is the jobs file is refused.
+  FILE when the batch ends; a run killed outright leaves them there, and
+  --resume FILE -o FILE takes them in. An -o that is the jobs file is refused.
 
 Other:
   -h, --help               show this help and exit

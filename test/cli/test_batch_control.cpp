@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -203,8 +204,8 @@ BOOST_AUTO_TEST_CASE(result_lines_carry_rfc3339_times_that_span_the_run)
     const auto& slow = results["slow"];
     BOOST_TEST(epoch_seconds(text_of(slow.at("ended_at"))) - epoch_seconds(text_of(slow.at("started_at"))) >= 0.25);
     BOOST_TEST(results["quick"].at("attempts").to_number<int>() == 1);
-    BOOST_TEST(results["3"].at("attempts").to_number<int>() == 0);  // a bad line never ran
-    BOOST_TEST(results["3"].contains("error"));
+    BOOST_TEST(results["null"].at("attempts").to_number<int>() == 0);  // a bad line never ran
+    BOOST_TEST(results["null"].contains("error"));
 }
 
 BOOST_AUTO_TEST_CASE(numbers_are_plain_decimals_without_exponents)
@@ -303,6 +304,29 @@ BOOST_AUTO_TEST_CASE(halt_soon_lets_the_running_jobs_finish_and_starts_no_more)
     BOOST_TEST(has(s, "0 cancelled"), s);
 }
 
+// A stop that cuts a job's retries short leaves it for --resume, not failed for good.
+BOOST_AUTO_TEST_CASE(halt_soon_leaves_a_job_whose_retries_it_cut_short_to_resume)
+{
+    const auto tried = dir.path / "tried";
+    jobs_are({named("flaky", {"sh", "-c", "sleep 0.3; test -e " + tried.string() + " || { touch " + tried.string() +
+                                              "; exit 1; }"}),
+              named("bad", {"false"})});
+    auto r = run_jobs({"-j", "2", "--retries", "2", "--halt", "soon,fail=1", "-o", results.string()});
+    BOOST_TEST(r.code == 1, r.err);
+    auto first = by_id(read_text(results));
+    BOOST_TEST_REQUIRE(first.size() == 2u);
+    const auto error = text_of(first["flaky"].at("error"));
+    BOOST_TEST(error.starts_with("cancelled: "), error);
+    BOOST_TEST(has(error, "attempt 1 of 3 did not succeed: exit 1"), error);
+    BOOST_TEST(has(summary_in(r.err), "1 cancelled"), r.err);
+
+    auto again = run_jobs({"--retries", "2", "--resume", results.string(), "-o", results.string()});
+    BOOST_TEST(again.code == 0, again.err);  // "bad" failed for good and is skipped
+    auto all = by_id(read_text(results));
+    BOOST_TEST_REQUIRE(all.size() == 2u);
+    BOOST_TEST(all["flaky"].at("success").as_bool(), all["flaky"]);
+}
+
 BOOST_AUTO_TEST_CASE(halt_now_cancels_the_running_jobs)
 {
     const auto marker = unique_seconds(43);
@@ -354,6 +378,89 @@ BOOST_AUTO_TEST_CASE(resume_into_the_same_file_skips_what_is_done_and_keeps_its_
     BOOST_TEST(all.size() == 3u);
     BOOST_TEST(all["b"].at("success").as_bool());
     BOOST_TEST(all["a"].at("success").as_bool());
+}
+
+// SIGKILL leaves no time to rename the results into place: they stay under the temporary
+// name beside it, and resuming into the same file takes them, once each, also when that
+// resume is killed too.
+BOOST_AUTO_TEST_CASE(a_killed_runs_results_are_taken_by_a_resume_into_the_same_file)
+{
+    std::vector<std::string> lines;
+    for (int i = 1; i <= 12; ++i) lines.push_back(logged("k" + std::to_string(i), "sleep 0.2"));
+    jobs_are(lines);
+    const auto leftovers = [&] {
+        std::vector<std::filesystem::path> found;
+        for (const auto& e : std::filesystem::directory_iterator(dir.path))
+            if (e.path().filename().string().starts_with(".results.jsonl.")) found.push_back(e.path());
+        return found;
+    };
+    // One leftover, other than `before`, with `n` complete lines.
+    const auto written = [&](std::size_t n, const std::filesystem::path& before) {
+        return [&, n, before] {
+            const auto found = leftovers();
+            if (found.size() != 1 || found.front() == before) return false;
+            const auto text = read_text(found.front());
+            return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) >= n;
+        };
+    };
+    const std::vector<std::string> run_args{"--batch", jobs.string(), "-j", "1", "-o", results.string()};
+    bool sent = false;
+    run_cli_and_signal(run_args, written(3, {}), SIGKILL, &sent);
+    BOOST_TEST_REQUIRE(sent);
+    BOOST_TEST(!std::filesystem::exists(results));  // never renamed
+    BOOST_TEST_REQUIRE(leftovers().size() == 1u);
+    const auto first = leftovers().front();
+    const auto done = by_id(read_text(first)).size();
+    BOOST_TEST_REQUIRE(done >= 3u);
+
+    // A run that does not resume is only told where they are.
+    jobs_are({logged("x")});
+    auto told = run_jobs({"-o", results.string()});
+    BOOST_TEST(told.code == 0, told.err);
+    BOOST_TEST(has(told.err, first.string() + " holds the results of a run"), told.err);
+    BOOST_TEST(leftovers() == std::vector<std::filesystem::path>{first});
+
+    // A resume killed in its turn leaves one file with all it had: the first run's results,
+    // "x" from the file and its own.
+    jobs_are(lines);
+    auto resume_args = run_args;
+    resume_args.insert(resume_args.end(), {"--resume", results.string()});
+    sent = false;
+    run_cli_and_signal(resume_args, written(done + 3, first), SIGKILL, &sent);
+    BOOST_TEST_REQUIRE(sent);
+    BOOST_TEST_REQUIRE(leftovers().size() == 1u);
+    const auto done_twice = by_id(read_text(leftovers().front())).size();
+    BOOST_TEST(done_twice >= done + 3);
+
+    std::filesystem::remove(dir.path / "ran.log");
+    auto last = run_cli(resume_args);
+    BOOST_TEST(last.code == 0, last.err);
+    BOOST_TEST(has(summary_in(last.err), std::to_string(done_twice - 1) + " skipped (--resume)"), last.err);
+    BOOST_TEST(ran().size() == 13 - done_twice);
+    BOOST_TEST(leftovers().empty());
+    auto all = by_id(read_text(results));  // one line for each id
+    BOOST_TEST(all.size() == 13u);
+}
+
+// The line number stands in for a missing id, but not for a line that could not be read:
+// its error result has a null id, so no job with that number as its id is taken for done.
+BOOST_AUTO_TEST_CASE(an_unreadable_lines_result_has_no_id_a_job_could_be_taken_for)
+{
+    jobs_are({named("a", {"true"}), "oops", "[2]"});
+    auto first = run_jobs({"-o", results.string()});
+    BOOST_TEST(first.code == 1, first.err);
+    auto by_number = by_line(json_lines(read_text(results)));
+    BOOST_TEST_REQUIRE(by_number.size() == 3u);
+    BOOST_TEST(by_number[2].at("id").is_null(), by_number[2]);
+    BOOST_TEST(by_number[3].at("id").is_null(), by_number[3]);
+
+    jobs_are({named("a", {"true"}), "oops", "[2]", job({"sh", "-c", "echo two >> " + (dir.path / "ran.log").string()},
+                                                       "\"id\":2")});
+    auto again = run_jobs({"--resume", results.string(), "-o", results.string()});
+    BOOST_TEST(again.code == 1, again.err);  // the bad lines are bad again
+    BOOST_TEST(ran() == std::vector<std::string>{"two"});
+    const auto all = json_lines(read_text(results));
+    BOOST_TEST(all.size() == 4u);  // the bad lines' results once each
 }
 
 BOOST_AUTO_TEST_CASE(resume_into_another_file_writes_only_what_ran)
@@ -608,6 +715,13 @@ BOOST_AUTO_TEST_CASE(strict_batches_refuse_before_running_and_per_job)
     BOOST_TEST(has(refused.err, "--strict"), refused.err);
     BOOST_TEST(refused.out.empty());
     BOOST_TEST(!std::filesystem::exists(marker));
+    // A refused batch leaves an earlier -o file as it was, and nothing beside it.
+    write_text(results, "{\"id\":\"earlier\"}\n");
+    auto kept = run_jobs({"--memory", "64M", "--strict", "-o", results.string()});
+    BOOST_TEST(kept.code == 125, kept.err);
+    BOOST_TEST(read_text(results) == "{\"id\":\"earlier\"}\n");
+    for (const auto& e : std::filesystem::directory_iterator(dir.path))
+        BOOST_TEST(!e.path().filename().string().starts_with(".results.jsonl."), e.path());
 
     jobs_are({named("limited", {"true"}, R"("policy":{"memory_limit":"64M"})"), named("plain", {"true"}),
               named("timeout", {"true"}, R"("policy":{"timeout_seconds":2})")});
