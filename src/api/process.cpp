@@ -126,14 +126,23 @@ asio::awaitable<exec_result> process::wait()
 {
     auto st = state_;
     auto w = std::make_shared<detail::process_state::waiter>(co_await asio::this_coro::executor);
+    // However this frame ends (cancelled, or destroyed with its io_context), nothing is sent
+    // to its channel afterwards.
+    struct leave {
+        detail::process_state& st;
+        const std::shared_ptr<detail::process_state::waiter>& w;
+        ~leave()
+        {
+            std::lock_guard lock(st.mutex);
+            std::erase(st.waiters, w);
+        }
+    } leaving{*st, w};
     if (st->add_waiter(w)) {
         boost::system::error_code ec;
-        co_await w->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        co_await w->ended.async_receive(asio::redirect_error(asio::use_awaitable, ec));
         std::unique_lock lock(st->mutex);
-        if (!st->finished) {  // our caller was cancelled, not woken
-            std::erase(st->waiters, w);
+        if (!st->finished)  // our caller was cancelled, not woken
             throw boost::system::system_error(asio::error::operation_aborted, "process::wait");
-        }
     }
     std::lock_guard lock(st->mutex);
     exec_result r = st->result;

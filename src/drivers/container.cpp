@@ -85,9 +85,10 @@ namespace {
 
 bool podman(const driver_context& ctx) { return ctx.spec.id == driver::podman; }
 
-void sweep(const driver_context& ctx)
+// The engine's orphans, at the first launch and again at a launch ten minutes after the last
+// sweep: a long-lived process clears what a removal missed.
+void sweep_engine(const driver_context& ctx)
 {
-    sweep_dead_runs_once();
     try {
         sweep_orphans_when_due(
             resolve_binary(ctx.options.binary, ctx.spec.binary_variable, ctx.spec.tool, ctx.spec.tool), podman(ctx),
@@ -96,8 +97,15 @@ void sweep(const driver_context& ctx)
     }
 }
 
+void sweep(const driver_context& ctx)
+{
+    sweep_dead_runs_once();
+    sweep_engine(ctx);
+}
+
 void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
 {
+    sweep_engine(ctx);
     if (ctx.options.work_dir.empty() && ctx.policy.base_dir().native().find(':') != std::string::npos)
         fail_launch(ctx, "base directory " + ctx.policy.base_dir().string() + " contains ':', which -v cannot mount",
                     errc::bad_working_directory);

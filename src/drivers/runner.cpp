@@ -43,7 +43,11 @@ public:
 
     process start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& o) override
     {
-        return start_long_lived(std::move(ex), spec_.plan(context(), std::move(args), o), limits_for(policy_, options_, o));
+        // Its lifetime is its owner's: no deadline after which its container counts as an orphan.
+        exec_options lived = o;
+        lived.timeout = no_timeout;
+        return start_long_lived(std::move(ex), spec_.plan(context(), std::move(args), lived),
+                                limits_for(policy_, options_, o));
     }
 
     launch_preview preview(std::vector<std::string> args, const exec_options& o) const override

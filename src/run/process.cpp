@@ -106,9 +106,8 @@ void process_state::maybe_finish()
 
 void process_state::wake(std::shared_ptr<waiter> w)
 {
-    // On the timer's own executor: the waiting coroutine runs there.
-    auto ex = w->timer.get_executor();
-    asio::post(ex, [w = std::move(w)] { w->timer.cancel(); });
+    // Completes on the channel's own executor: the waiting coroutine runs there.
+    (void)w->ended.try_send(boost::system::error_code{});
 }
 
 void process_state::kill_tree() noexcept
@@ -127,7 +126,13 @@ void process_state::shut_down() noexcept
         std::lock_guard lock(mutex);
         was_running = child && !child.reaped();
         killed = true;
-        child.kill_and_reap();
+        const auto e = child.kill_and_reap();
+        if (was_running) {  // what waiters see: the kill, not a clean exit
+            result.exit_code = e.exit_code;
+            result.term_signal = e.term_signal;
+            result.usage = e.usage;
+            result.duration = clock::now() - started;
+        }
         parts = take_cleanup();
         if (parts.cleanup && plan.measure) result.usage = resource_usage{.available = false};  // cleaned up later
         finished = true;

@@ -70,10 +70,12 @@ public:
     }
 
     // Called on the initiating thread, where the awaiting coroutine's slot may be touched.
+    // Posted, not dispatched: a start that fails at once must not run the handler inside the
+    // initiating call.
     void launch()
     {
         handler_.on_cancel(cancel_handler{weak_from_this()});
-        asio::dispatch(strand_, [self = shared_from_this()] { self->start(); });
+        asio::post(strand_, [self = shared_from_this()] { self->start(); });
     }
 
 private:

@@ -8,6 +8,7 @@
 
 #include <sandbox/exec_result.hpp>
 
+#include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -56,11 +57,12 @@ struct process_state : std::enable_shared_from_this<process_state> {
     bool finished = false;  // waiters are woken and see the final result
     bool killed = false;
     bool cleanup_taken = false;
-    // Callers of wait() park on a timer of their own that is cancelled at the end: the wait
-    // then belongs to their io_context and to their cancellation slot.
+    // Callers of wait() park on a channel of their own, which the end sends to: the wait then
+    // belongs to their io_context and to their cancellation slot, and a send that comes
+    // before the wait has begun is kept (a cancelled timer would lose it).
     struct waiter {
-        explicit waiter(const asio::any_io_executor& ex) : timer(ex, asio::steady_timer::time_point::max()) {}
-        asio::steady_timer timer;
+        explicit waiter(const asio::any_io_executor& ex) : ended(ex, 1) {}
+        asio::experimental::concurrent_channel<void(boost::system::error_code)> ended;
     };
     std::vector<std::shared_ptr<waiter>> waiters;
 

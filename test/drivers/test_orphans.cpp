@@ -55,6 +55,13 @@ std::string start_labelled(driver d, const std::string& owner, std::int64_t dead
     return name;
 }
 
+// The labels of this process's running containers on d's engine.
+std::string labels_of_ours(driver d)
+{
+    return host_output("'" + engine_of(d) + "' ps --filter label=sandbox.owner=" + detail::owner_label() +
+                       " --format '{{.Labels}}' 2>/dev/null");
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(orphaned_containers)
@@ -135,8 +142,7 @@ BOOST_DATA_TEST_CASE(a_runners_containers_carry_its_labels, data::make(container
     auto f = async_execute(*runner, {"sleep", "3"}, exec_options{}, asio::use_future);
     std::thread look([&] {
         eventually([&] {
-            labels = host_output("'" + engine_of(d) + "' ps --filter label=sandbox.owner=" + detail::owner_label() +
-                                 " --format '{{.Labels}}' 2>/dev/null");
+            labels = labels_of_ours(d);
             return !labels.empty();
         }, 20s);
     });
@@ -146,6 +152,31 @@ BOOST_DATA_TEST_CASE(a_runners_containers_carry_its_labels, data::make(container
     BOOST_TEST(labels.find("sandbox.machine") != std::string::npos, labels);
     BOOST_TEST(labels.find("sandbox.deadline") != std::string::npos, labels);
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+// A long-lived process has no timeout, so its container has no deadline a sweep could take
+// for overdue while its owner still runs it.
+BOOST_DATA_TEST_CASE(a_long_lived_process_container_has_no_deadline, data::make(container_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    auto runner = e.runner();  // the policy's timeout applies to executions only
+    asio::io_context ctx;
+    std::string labels;
+    {
+        auto p = runner->start(ctx.get_executor(), {"sleep", "30"});
+        eventually([&] {
+            labels = labels_of_ours(d);
+            return !labels.empty();
+        }, 20s);
+        p.kill();
+        ctx.run_for(std::chrono::seconds(10));
+    }
+    // docker lists a=b,c=d; podman map[a:b c:d]
+    BOOST_TEST((labels.find("sandbox.deadline=0") != std::string::npos ||
+                labels.find("sandbox.deadline:0") != std::string::npos),
+               labels);
+    BOOST_TEST(eventually([&] { return e.leftovers().empty(); }, 30s), join(e.leftovers()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

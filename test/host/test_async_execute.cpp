@@ -173,6 +173,31 @@ BOOST_AUTO_TEST_CASE(a_launch_failure_gives_the_launch_errors_code)
     BOOST_TEST((ec == errc::driver_unavailable), ec.message());
 }
 
+// Asio's rule: a handler never runs inside the call that starts the operation, also when the
+// start fails at once (here a NUL in an argument) and the caller is on the io_context.
+BOOST_AUTO_TEST_CASE(a_start_that_fails_at_once_completes_after_the_initiating_call)
+{
+    auto r = runner();
+    asio::io_context ctx;
+    bool returned = false, ran_inline = false, ran = false;
+    error_code ec;
+    exec_result result;
+    asio::post(ctx, [&] {
+        async_execute(*r, {std::string("/bin/tr\0ue", 10)}, {},
+                      asio::bind_executor(ctx, [&](error_code e, exec_result res) {
+                          ran = true;
+                          ran_inline = !returned;
+                          ec = e;
+                          result = std::move(res);
+                      }));
+        returned = true;
+    });
+    ctx.run();
+    BOOST_TEST(ran);
+    BOOST_TEST(!ran_inline);
+    BOOST_TEST((ec.failed() || !result.success()), ec.message() << " / exit " << result.exit_code << ": " << result.err);
+}
+
 BOOST_AUTO_TEST_CASE(a_throwing_output_callback_is_callback_failed)
 {
     auto r = runner();

@@ -12,6 +12,8 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <optional>
+
 #include <random>
 #include <thread>
 
@@ -178,6 +180,28 @@ BOOST_AUTO_TEST_CASE(wait_can_be_cancelled)
     BOOST_TEST(p.running());
     p.kill();
     BOOST_TEST(run_coro(f.ctx, p.wait()).term_signal == SIGKILL);
+}
+
+// A handle dropped (or assigned over) while another coroutine waits: the waiter learns the
+// process was killed, not that it exited cleanly.
+BOOST_AUTO_TEST_CASE(a_wait_outliving_the_handle_sees_the_kill)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    std::optional<process> p = f.start(*r, {"sleep", "30"});
+    std::optional<exec_result> seen;
+    asio::co_spawn(f.ctx, p->wait(), [&](std::exception_ptr e, exec_result res) {
+        BOOST_TEST(!e);
+        seen = std::move(res);
+    });
+    f.ctx.run_for(100ms);
+    BOOST_TEST(!seen);
+    p.reset();
+    f.ctx.run_for(5s);
+    BOOST_TEST_REQUIRE(seen.has_value());
+    BOOST_TEST(!seen->success());
+    BOOST_TEST(seen->term_signal == SIGKILL);
+    BOOST_TEST((seen->duration > std::chrono::milliseconds(50)));
 }
 
 BOOST_AUTO_TEST_CASE(destroying_the_io_context_during_a_wait_ends_the_process)
