@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <unordered_set>
@@ -52,9 +53,11 @@ std::pair<std::string, std::string> split_name(const std::string& name)
 // Results a run killed before its end (SIGKILL, a crash) left under its temporary name
 // beside FILE: each is locked while its run lives, so one we can lock has no writer. They are
 // held locked until this run has taken their lines, so two resumes never both take them.
+// Newest first: a leftover of a resumed run holds the lines it kept of older ones too.
 struct leftover {
     std::string path;
     int fd = -1;
+    std::pair<std::time_t, long> modified;
 };
 
 std::vector<leftover> find_leftovers(const std::string& name)
@@ -75,9 +78,10 @@ std::vector<leftover> find_leftovers(const std::string& name)
             ::close(fd);
             continue;
         }
-        found.push_back({dir + "/" + std::string(entry), fd});
+        found.push_back({dir + "/" + std::string(entry), fd, {st.st_mtim.tv_sec, st.st_mtim.tv_nsec}});
     }
     ::closedir(d);
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.modified > b.modified; });
     return found;
 }
 
@@ -90,23 +94,16 @@ void release_leftovers(std::vector<leftover>& left, bool remove)
     left.clear();
 }
 
-// Calls `each(line, from_leftover)` with every line of the leftovers, newest first, then of
-// the file: a leftover of a resumed run holds the lines it kept of the file too, and its own
-// are newer. A missing file is no error when a leftover stands in for it (a first run killed
-// before its end).
+// Calls `each(line, from_leftover)` with every line of the leftovers, then of the file, whose
+// lines are older than theirs. A missing file is no error when a leftover stands in for it (a
+// first run killed before its end).
 template <class Each>
-void for_each_result_line(const std::string& name, std::vector<leftover>& left, Each each)
+void for_each_result_line(const std::string& name, const std::vector<leftover>& left, Each each)
 {
     const auto cannot_read = [&](const std::string& which) {
         throw usage_error("--resume " + name + ": cannot read " + (which == name ? "it" : which) + ": " +
                           std::strerror(errno));
     };
-    const auto modified = [](const leftover& l) {
-        struct stat st {};
-        ::fstat(l.fd, &st);
-        return std::pair{st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
-    };
-    std::sort(left.begin(), left.end(), [&](const auto& a, const auto& b) { return modified(a) > modified(b); });
     std::vector<std::string> files;
     for (const auto& l : left) files.push_back(l.path);
     if (::access(name.c_str(), F_OK) == 0 || left.empty()) files.push_back(name);
@@ -121,7 +118,7 @@ void for_each_result_line(const std::string& name, std::vector<leftover>& left, 
 
 // Reads the results of an earlier run, a line at a time; a line that is not a result (a
 // torn or foreign line) is passed over.
-resumed_ids read_resume_file(const std::string& name, std::vector<leftover>& left)
+resumed_ids read_resume_file(const std::string& name, const std::vector<leftover>& left)
 {
     resumed_ids ids;
     for_each_result_line(name, left, [&](const std::string& text, bool) {
@@ -210,7 +207,7 @@ bool same_file(const std::string& a, const std::string& b)
 // --resume FILE -o FILE: the results of the jobs that are not run again stay in the file.
 // They are copied into the new results first (with those a killed run left beside it), so
 // the file holds every job's result once the batch ends, however it ends.
-void keep_resumed_results(const options& o, const resumed_ids& resumed, std::vector<leftover>& left,
+void keep_resumed_results(const options& o, const resumed_ids& resumed, const std::vector<leftover>& left,
                           const output_target& out)
 {
     std::string kept;
