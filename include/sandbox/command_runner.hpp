@@ -115,6 +115,10 @@ SANDBOX_DECL exec_result run_sync(command_runner& runner, std::vector<std::strin
                                   output_callback on_output = {});
 /// The same for a command_spec.
 SANDBOX_DECL exec_result run_sync(command_runner& runner, const command_spec& spec, output_callback on_output = {});
+/// Runs one command to completion on a private io_context, with per-execution options (a
+/// working directory, extra environment, a timeout, stdin, a callback). A launch failure is
+/// thrown (launch_error), as by execute().
+SANDBOX_DECL exec_result run_sync(command_runner& runner, std::vector<std::string> args, exec_options options);
 
 namespace detail {
 

@@ -93,12 +93,17 @@ std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string
 exec_result run_sync(command_runner& runner, std::vector<std::string> args, std::optional<std::string> stdin_data,
                      output_callback on_output)
 {
-    asio::io_context ctx;
-    std::exception_ptr error;
-    exec_result result;
     exec_options options;
     options.stdin_data = std::move(stdin_data);
     options.on_output = std::move(on_output);
+    return run_sync(runner, std::move(args), std::move(options));
+}
+
+exec_result run_sync(command_runner& runner, std::vector<std::string> args, exec_options options)
+{
+    asio::io_context ctx;
+    std::exception_ptr error;
+    exec_result result;
     runner.async_start(ctx.get_executor(), std::move(args), std::move(options), [&](std::exception_ptr e, exec_result r) {
         error = e;
         result = std::move(r);

@@ -65,9 +65,8 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
     if (policy.network_enabled()) a.push_back("--share-net");
     a.insert(a.end(), {"--die-with-parent",  // bwrap killed: the whole sandbox dies with it
                        "--new-session",      // no TIOCSTI into the caller's terminal
-                       "--cap-drop", "ALL", "--clearenv"});
+                       "--cap-drop", "ALL"});
     if (!s.pass_fds.empty()) a.insert(a.end(), {"--seccomp", "3"});  // launch_plan::pass_fds
-    for (const auto& [k, v] : s.env) a.insert(a.end(), {"--setenv", k, v});
     a.insert(a.end(), {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"});
     if (s.disk_bytes) a.insert(a.end(), {"--size", std::to_string(s.disk_bytes)});
     a.insert(a.end(), {"--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"});
@@ -95,11 +94,9 @@ namespace {
 void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
 {
     if (!res.cgroup && s.prlimit.empty()) fail_launch(ctx, "prlimit (util-linux) not found", errc::driver_unavailable);
-    // What Docker's default profile refuses a container, and set-id files when writable paths
-    // are shown through idmapped mounts (their owner may be root): a filter bwrap loads just
-    // before the command.
+    // The syscall table's rows, as a filter bwrap loads just before the command.
     std::string why;
-    auto program = sealed_program({.setid_files = !s.idmapped_binds.empty(), .hardening = true}, why);
+    auto program = sealed_program(s.syscall_rules, why);
     if (!program) {
         const int err = errno;  // out of descriptors or memory: say which
         fail_launch(ctx, "cannot make the seccomp filter: " + why,
@@ -113,7 +110,9 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
 {
     launch_plan plan;
     plan.argv = bubblewrap_argv(s, ctx.policy, args);
-    plan.env = {"PATH=" + std::string(default_sandbox_path)};  // bwrap --clearenv's inside
+    // bwrap hands its own environment to the command: no value ever sits in its argv, which
+    // every local user can read.
+    plan.env = env_strings(s.env);
     plan.pass_fds = s.pass_fds;
     return plan;
 }

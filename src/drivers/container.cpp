@@ -9,6 +9,11 @@
 #include "drivers/seccomp_profile.hpp"
 #include <sandbox/environment.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+
 namespace sandbox::detail {
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
@@ -53,7 +58,10 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
         a.insert(a.end(), {"-v", m.to_volume_arg() + (podman ? ",nosuid,nodev" : "")});
     if (!s.seccomp_profile.empty()) a.insert(a.end(), {"--security-opt", "seccomp=" + s.seccomp_profile});
     if (podman) a.push_back("--unsetenv-all");  // drop podman's own container= and TERM=
-    for (const auto& [k, v] : s.env) a.insert(a.end(), {"-e", k + "=" + v});
+    // Never a value in argv, which every local user can read: a 0600 file, and the client's
+    // own environment for what a line of it cannot hold.
+    if (!s.env_file.empty()) a.insert(a.end(), {"--env-file", s.env_file});
+    for (const auto& name : s.env_from_client) a.insert(a.end(), {"-e", name});
     a.insert(a.end(), {"-w", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), options.image});
     a.insert(a.end(), args.begin(), args.end());
     return a;
@@ -97,6 +105,42 @@ void sweep_engine(const driver_context& ctx)
     }
 }
 
+// The environment goes to the engine in a file only this user can read (--env-file), one
+// NAME=value a line, as both engines read it: a value holding a newline cannot be written so,
+// and is handed to the client instead (`-e NAME` takes it from the client's environment),
+// unless the client itself would read that name.
+void write_env_file(const driver_context& ctx, sandbox_setup& s, const run_resources& res)
+{
+    const auto client = current_environment();
+    std::string text;
+    for (const auto& [name, value] : s.env) {
+        const bool plain_name = !name.empty() && name.find_first_of("\n\t #*") == std::string::npos;
+        if (!plain_name)
+            fail_launch(ctx, "environment variable name \"" + name + "\" cannot be given to " + std::string(ctx.spec.tool),
+                        make_error_code(boost::system::errc::invalid_argument));
+        if (value.find('\n') == std::string::npos) {
+            text += name + '=' + value + '\n';
+            continue;
+        }
+        const bool clients_own =
+            name.starts_with("DOCKER") || name.starts_with("PODMAN") || name.starts_with("CONTAINERS") ||
+            name.starts_with("REGISTRY") || name.starts_with("XDG_") ||
+            std::any_of(client.begin(), client.end(), [&](const auto& kv) { return kv.first == name; });
+        if (clients_own)
+            fail_launch(ctx, "the value of environment variable " + name + " holds a newline, which " +
+                                 std::string(ctx.spec.tool) + "'s --env-file cannot carry, and the client reads " + name +
+                                 " itself",
+                        make_error_code(boost::system::errc::invalid_argument));
+        s.env_from_client.push_back(name);
+    }
+    s.env_file = (res.record.dir() / "env").string();
+    const int fd = ::open(s.env_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const bool written = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    if (!written) fail_launch(ctx, "cannot write " + s.env_file + ": " + errno_text(err), {err, boost::system::system_category()});
+}
+
 void sweep(const driver_context& ctx)
 {
     sweep_dead_runs_once();
@@ -114,12 +158,11 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
     // Not beside the work dir: the base dir holds work dirs and nothing else.
     s.cid_file = (res.record.dir() / "cid").string();
     res.cid_file = s.cid_file;
-    // podman's default profile needs user namespaces; an idmapped path needs set-id files refused.
-    if (podman(ctx) || res.idmapped > 0) {
-        std::string why;
-        s.seccomp_profile = seccomp_profile_file(res.idmapped > 0, why).string();
-        if (s.seccomp_profile.empty()) fail_launch(ctx, why);
-    }
+    write_env_file(ctx, s, res);
+    // The syscall table, through the engine's profile (each engine's own default allows some of it).
+    std::string why;
+    s.seccomp_profile = seccomp_profile_file(s.syscall_rules, why).string();
+    if (s.seccomp_profile.empty()) fail_launch(ctx, why, errc::driver_unavailable);
     if (std::string why; auto cg = engine_cgroup::plan(s.name, why)) {
         s.cgroup_parent = cg->parent();  // else the usage is not available
         res.container_cgroup.emplace(std::move(*cg));
@@ -132,6 +175,9 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
     plan.argv = container_argv(s, ctx.policy, ctx.options, podman(ctx), args);
     plan.cleanup_argv = container_cleanup_argv(s, podman(ctx));
     plan.env = env_strings(current_environment());  // the client's own (DOCKER_HOST...)
+    for (const auto& name : s.env_from_client)
+        for (const auto& [k, v] : s.env)
+            if (k == name) plan.env.push_back(k + '=' + v);
     return plan;
 }
 

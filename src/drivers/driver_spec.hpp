@@ -92,6 +92,10 @@ const driver_spec& spec_of(driver d);
 /// cgroups prepared for the run, then the driver's command_line (drivers/isolation.cpp).
 launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> args, const exec_options& o);
 
+/// The rows of the syscall table (sys/syscall_rules.hpp) that apply to a command of this
+/// driver under this policy.
+std::uint32_t command_rules(const driver_context& ctx);
+
 /// Whether cgroups can be made here (tried once).
 bool cgroups_usable();
 

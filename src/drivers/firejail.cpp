@@ -10,6 +10,7 @@
 #include "drivers/resources.hpp"
 #include "drivers/run_record.hpp"
 #include "drivers/runner.hpp"
+#include "sys/seccomp_filter.hpp"
 
 #include <pwd.h>
 #include <sys/stat.h>
@@ -159,7 +160,8 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
     a.insert(a.end(), {"--deterministic-exit-code", "--deterministic-shutdown"});
     // The environment inside is firejail's own, which the plan sets to s.env.
     a.push_back("--");
-    if (!s.seccomp_exec.empty()) a.insert(a.end(), {s.seccomp_exec, "setid"});
+    // The syscall table, loaded in the jail: firejail is set-uid, so nothing can be loaded before it.
+    if (!s.seccomp_exec.empty()) a.insert(a.end(), {s.seccomp_exec, "--refuse", rules_to_names(s.syscall_rules), "--"});
     // firejail has no --chdir: coreutils' env moves from the jail's home, the work dir.
     if (!s.cwd.empty()) a.insert(a.end(), {"env", "-C", s.cwd.string(), "--"});
     a.insert(a.end(), args.begin(), args.end());
@@ -168,8 +170,8 @@ std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_p
 
 namespace {
 
-// The helper that loads the set-id filter in the jail: $SANDBOX_SECCOMP_EXEC, else where the
-// library installed it (never a build tree, which others may write to). Empty if missing.
+// The helper that loads the syscall table's filter in the jail: $SANDBOX_SECCOMP_EXEC, else
+// where the library installed it (never a build tree, which others may write to). Empty if missing.
 std::string seccomp_exec_path()
 {
     const char* env = std::getenv("SANDBOX_SECCOMP_EXEC");
@@ -185,18 +187,15 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources&)
                              "; firejail runs as uid " + std::to_string(s.uid) + " (" + ctx.options.firejail_user +
                              ") and only takes a directory that uid owns",
                     errc::bad_working_directory);
-    if (!s.idmapped_binds.empty()) {
-        s.seccomp_exec = seccomp_exec_path();
-        if (s.seccomp_exec.empty())
-            fail_launch(ctx, "writable path " + s.idmapped_binds.front().second + " is not owned by uid " +
-                                 std::to_string(s.uid) + " (" + ctx.options.firejail_user + "), so set-id files must "
-                                 "be refused there, which needs sandbox-seccomp-exec (installed with the library at " +
-                                 std::string(SANDBOX_SECCOMP_EXEC) + ", or named by SANDBOX_SECCOMP_EXEC); it was not found",
-                        errc::driver_unavailable);
-        if (auto why = firejail_path_problem(s.seccomp_exec); !why.empty())
-            fail_launch(ctx, "sandbox-seccomp-exec at " + s.seccomp_exec + " cannot be given to firejail: " + why,
-                        errc::driver_unavailable);
-    }
+    s.seccomp_exec = seccomp_exec_path();
+    if (s.seccomp_exec.empty())
+        fail_launch(ctx, "sandbox-seccomp-exec, which loads the library's seccomp filter in the jail, was not found "
+                         "(installed with the library at " + std::string(SANDBOX_SECCOMP_EXEC) +
+                         ", or named by SANDBOX_SECCOMP_EXEC)",
+                    errc::driver_unavailable);
+    if (auto why = firejail_path_problem(s.seccomp_exec); !why.empty())
+        fail_launch(ctx, "sandbox-seccomp-exec at " + s.seccomp_exec + " cannot be given to firejail: " + why,
+                    errc::driver_unavailable);
     // Fail closed: a path firejail would glob could open more of the host than asked.
     auto check = [&](const std::string& path, const char* what) {
         if (auto why = firejail_path_problem(path); !why.empty())
@@ -222,7 +221,9 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
 
 void check_result(const driver_context& ctx, const exec_result& r, const run_resources&)
 {
-    if (r.exit_code == 125 && r.err.rfind("sandbox: cannot bind ", 0) == 0) fail_launch(ctx, engine_error_line(r.err));
+    // The mount prelude's and sandbox-seccomp-exec's own failures, before the command existed.
+    if (r.exit_code == 125 && r.err.rfind("sandbox: ", 0) == 0 && r.err.rfind("sandbox: cannot execute ", 0) != 0)
+        fail_launch(ctx, engine_error_line(r.err));
 }
 
 // The command runs through a shell, through env -C with a cwd, and through

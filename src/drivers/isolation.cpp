@@ -9,6 +9,7 @@
 #include "drivers/support.hpp"
 #include "sys/idmap.hpp"
 #include "sys/mounts.hpp"
+#include "sys/syscall_rules.hpp"
 #include <sandbox/errors.hpp>
 
 #include <signal.h>
@@ -47,6 +48,14 @@ void run_resources::release() noexcept
     const bool had_record = !record.dir().empty();  // not a second call (the destructor's)
     record.release();  // last: until now a sweep would have had something to clean
     if (had_record) sweep_dead_runs_once();  // what earlier runs left, now that this one could clean up
+}
+
+std::uint32_t command_rules(const driver_context& ctx)
+{
+    return applicable_rules({.host_filesystem = ctx.spec.host_paths,
+                             .host_network = ctx.spec.host_mount_namespace,
+                             .network_enabled = ctx.policy.network_enabled(),
+                             .caller_owned = ctx.spec.host_mount_namespace && !ctx.root});
 }
 
 bool cgroups_usable()
@@ -168,7 +177,7 @@ void check_reachable(const driver_context& ctx, sandbox_setup& s, const std::fil
     }
 }
 
-sandbox_setup prepare(const driver_context& ctx, run_resources& res)
+sandbox_setup prepare(const driver_context& ctx, run_resources& res, const exec_options& o)
 {
     const auto& spec = ctx.spec;
     const auto& policy = ctx.policy;
@@ -212,7 +221,8 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res)
                             make_error_code(boost::system::errc::invalid_argument));
     }
     if (ctx.root && !spec.host_mount_namespace) idmap_writable_paths(ctx, s, res);
-    s.env = sandbox_environment(policy);
+    s.env = with_extra_env(sandbox_environment(policy), o.env);
+    s.syscall_rules = command_rules(ctx);
     if (!spec.container) {
         std::string why;
         if (auto cg = cgroup_limits::create(s.name, policy.memory_limit_bytes(), options.pids_limit, why)) {
@@ -233,8 +243,7 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res)
 launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> args, const exec_options& o)
 {
     auto resources = std::make_shared<run_resources>();
-    sandbox_setup s = prepare(ctx, *resources);
-    s.env = with_extra_env(std::move(s.env), o.env);
+    sandbox_setup s = prepare(ctx, *resources, o);
     if (!o.cwd.empty()) s.cwd = fenced_cwd(s.work_dir, o.cwd, ctx.spec.tool);
     if (const auto wall = o.timeout.value_or(ctx.policy.timeout()); ctx.spec.container && wall != no_timeout) {
         // Past this, with a margin for the kill and the removal, the container is an orphan.

@@ -125,9 +125,7 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
         const int err = errno;
         fail_launch(ctx, why, err ? boost::system::error_code(err, boost::system::system_category()) : errc::driver_unavailable);
     }
-    auto program = sealed_program({.hardening = true,
-                                   .sockets = ctx.policy.network_enabled() ? socket_rule::no_unix : socket_rule::none},
-                                  why);
+    auto program = sealed_program(s.syscall_rules, why);
     if (!program) {
         const int err = errno;  // out of descriptors or memory: say which
         fail_launch(ctx, "cannot make the seccomp filter: " + why,

@@ -40,6 +40,10 @@ struct sandbox_setup {
     std::vector<std::string> host_writable_mounts;  ///< firejail: made read-only one by one
     std::filesystem::path hidden_base_dir;          ///< firejail: the base dir, when /tmp does not hide it
     std::string cid_file;                           ///< docker and podman: --cidfile
+    std::string env_file;  ///< docker and podman: the environment's file (0600), for --env-file
+    /// docker and podman: names whose values the env file cannot carry (a newline), given as
+    /// `-e NAME` and taken from the client's environment.
+    std::vector<std::string> env_from_client;
     std::string cgroup_parent;                      ///< docker and podman: where usage is read ("": not)
     std::string seccomp_profile;                    ///< podman: its default without user namespaces
     std::int64_t deadline = 0;  ///< docker and podman: when the container is overdue (epoch s; 0: never)
@@ -54,6 +58,8 @@ struct sandbox_setup {
     /// program (pass_fds), firejail's helper that loads the filter in the jail.
     std::vector<std::pair<std::string, std::string>> idmapped_binds;
     std::string seccomp_exec;  ///< sandbox-seccomp-exec, an absolute path
+    /// The rows of the syscall table (sys/syscall_rules.hpp) this run's command is refused.
+    std::uint32_t syscall_rules = 0;
     /// launch_plan::pass_fds, owned by run_resources::fds: bubblewrap's seccomp program
     /// (bwrap --seccomp 3); landlock's ruleset and seccomp program.
     std::vector<int> pass_fds;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
-// podman's default seccomp profile lets a container make user namespaces (unshare -Ur gives
-// a full capability set inside one); docker's does not. Rules appended to a profile cannot
-// take that back, because the calls sit in its unconditional allow list: they are removed
-// from it and allowed again only without namespace flags, as docker's profile does. So are
-// the calls that make set-id files, allowed again only without set-id bits, for runs whose
-// writable paths are idmapped (what the command creates there is the owner's, maybe root's).
+// The containers get the rows of the library's syscall table (sys/syscall_rules.hpp) through
+// their engine's profile: the containers' default one (podman's packages ship it; docker takes
+// it too) with each row applied. Rules appended to a profile cannot take back what its
+// unconditional allow lists allow (podman's lets a container make user namespaces and use
+// keyctl; docker 20.10's allows io_uring), so each row's calls are removed from those lists
+// first, then refused, or allowed again only with harmless arguments: clone without namespace
+// flags, chmod and file creation without set-id bits.
 #include "drivers/seccomp_profile.hpp"
 
 #include <boost/json/parse.hpp>
@@ -18,8 +19,10 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 
 namespace sandbox::detail {
 
@@ -36,16 +39,21 @@ bool is_guarded(std::string_view name)
     return false;
 }
 
-// Takes the names `drop` says out of every unconditional allow rule of the profile.
-void remove_from_allow_lists(json::array& syscalls, const std::function<bool(std::string_view)>& drop)
+// Takes the names `drop` says out of every unconditional allow rule of the profile; with
+// `every_rule`, out of every rule whatever its action and conditions (the caller then owns
+// those calls entirely: two rules of different actions for one call would conflict).
+void remove_from_allow_lists(json::array& syscalls, const std::function<bool(std::string_view)>& drop,
+                             bool every_rule = false)
 {
     for (auto& r : syscalls) {
         auto& o = r.as_object();
         const auto* action = o.if_contains("action");
-        if (!action || !action->is_string() || action->as_string() != "SCMP_ACT_ALLOW") continue;
-        // Allowed only with a capability: the container has none.
-        if (const auto* inc = o.if_contains("includes"); inc && inc->is_object() && inc->as_object().contains("caps"))
-            continue;
+        if (!every_rule) {
+            if (!action || !action->is_string() || action->as_string() != "SCMP_ACT_ALLOW") continue;
+            // Allowed only with a capability: the container has none.
+            if (const auto* inc = o.if_contains("includes"); inc && inc->is_object() && inc->as_object().contains("caps"))
+                continue;
+        }
         auto* names = o.if_contains("names");
         if (!names || !names->is_array()) continue;
         json::array kept;
@@ -53,6 +61,13 @@ void remove_from_allow_lists(json::array& syscalls, const std::function<bool(std
             if (!(n.is_string() && drop(n.as_string()))) kept.push_back(n);
         *names = std::move(kept);
     }
+    // A rule left without names would be refused by the engine.
+    json::array rest;
+    for (auto& r : syscalls) {
+        const auto* names = r.as_object().if_contains("names");
+        if (!names || !names->is_array() || !names->as_array().empty()) rest.push_back(std::move(r));
+    }
+    syscalls = std::move(rest);
 }
 
 json::object masked(int index, std::uint64_t mask, std::uint64_t value)
@@ -156,12 +171,48 @@ std::string without_setid_files(std::string_view profile_json)
     return json::serialize(v);
 }
 
-std::filesystem::path seccomp_profile_file(bool refuse_setid, std::string& why)
+std::string with_syscall_rules(std::string_view profile_json, std::uint32_t rules)
+{
+    std::string out(profile_json);
+    const auto all = syscall_rules();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (!(rules >> i & 1u)) continue;
+        const auto& r = all[i];
+        switch (r.shape) {
+        case rule_shape::namespace_flags: out = without_user_namespaces(out); break;
+        case rule_shape::setid_modes: out = without_setid_files(out); break;
+        case rule_shape::calls: out = refusing(out, r.calls, r.error); break;
+        case rule_shape::unix_socket:
+        case rule_shape::any_socket:
+        case rule_shape::supervised:
+            // A container has its own file system and network: these rows never apply to it.
+            throw std::invalid_argument("syscall rule " + std::string(r.id) + " cannot be applied to a container profile");
+        }
+    }
+    return out;
+}
+
+std::string refusing(std::string_view profile_json, std::span<const std::string_view> calls, int error)
+{
+    json::value v = json::parse(profile_json);
+    auto& syscalls = v.as_object().at("syscalls").as_array();
+    remove_from_allow_lists(syscalls, [&](std::string_view n) {
+        for (auto c : calls)
+            if (c == n) return true;
+        return false;
+    }, true);
+    json::array names;
+    for (auto c : calls) names.emplace_back(c);
+    syscalls.emplace_back(json::object{{"names", std::move(names)}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", error}});
+    return json::serialize(v);
+}
+
+std::filesystem::path seccomp_profile_file(std::uint32_t rules, std::string& why)
 {
     static std::mutex m;
-    static std::filesystem::path made[2];
+    static std::map<std::uint32_t, std::filesystem::path> made;
     std::lock_guard lock(m);
-    auto& cached = made[refuse_setid ? 1 : 0];
+    auto& cached = made[rules];
     if (!cached.empty() && ::access(cached.c_str(), R_OK) == 0) return cached;
 
     std::filesystem::path source;
@@ -174,15 +225,14 @@ std::filesystem::path seccomp_profile_file(bool refuse_setid, std::string& why)
         }
     }
     if (text.empty()) {
-        why = std::string("the containers' default seccomp profile (/usr/share/containers/seccomp.json, from podman's "
-                          "packages) was not found, so ") +
-              (refuse_setid ? "set-id files in idmapped writable paths" : "nested user namespaces") + " cannot be refused";
+        why = "the containers' default seccomp profile (/usr/share/containers/seccomp.json, from the "
+              "golang-github-containers-common package that podman depends on) was not found, so the library's "
+              "syscall rules cannot be given to the container engine";
         return {};
     }
     std::string derived;
     try {
-        derived = without_user_namespaces(text);
-        if (refuse_setid) derived = without_setid_files(derived);
+        derived = with_syscall_rules(text, rules);
     } catch (const std::exception& e) {
         why = "the seccomp profile " + source.string() + " cannot be read as a profile: " + e.what();
         return {};

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: BSL-1.0
-// Seccomp profiles for the containers: no user namespaces inside, and no set-id files
-// where a writable path is idmapped.
+// Seccomp profiles for the containers: the library's syscall table (sys/syscall_rules.hpp)
+// applied to the engines' default profile.
 #ifndef SANDBOX_SRC_DRIVERS_SECCOMP_PROFILE_HPP
 #define SANDBOX_SRC_DRIVERS_SECCOMP_PROFILE_HPP
 
+#include "sys/syscall_rules.hpp"
+
 #include <sandbox/detail/config.hpp>
 
+#include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,11 +28,17 @@ std::string without_user_namespaces(std::string_view profile_json);
 /// fails with ENOSYS. What makes an idmapped writable path safe when its owner is root.
 std::string without_setid_files(std::string_view profile_json);
 
+/// The profile with `calls` taken out of every rule and refused with `error`.
+std::string refusing(std::string_view profile_json, std::span<const std::string_view> calls, int error);
+
+/// The profile with the rows in `rules` of the syscall table applied (only rows a container
+/// can take: those of shape calls, namespace_flags and setid_modes; others throw).
+std::string with_syscall_rules(std::string_view profile_json, std::uint32_t rules);
+
 /// The containers' default profile (/etc/containers, then /usr/share/containers, as podman
-/// uses it) without user namespaces and, if asked, without set-id files, written once per
-/// process and variant to a file only this user can change. docker takes it too. Empty,
-/// with `why`, when it cannot be made.
-std::filesystem::path seccomp_profile_file(bool refuse_setid, std::string& why);
+/// uses it) with `rules` applied, written once per process and rule set to a file only this
+/// user can change. docker takes it too. Empty, with `why`, when it cannot be made.
+std::filesystem::path seccomp_profile_file(std::uint32_t rules, std::string& why);
 
 }  // namespace sandbox::detail
 

@@ -11,6 +11,7 @@ namespace sandbox::test::build {
 const char* source_dir();      ///< the checkout
 const char* test_child();      ///< test/common/test_child.cpp's program
 const char* seccomp_exec();    ///< sandbox-seccomp-exec
+const char* syscall_probe();   ///< sandbox_syscall_probe (static)
 const char* landlock_exec();   ///< sandbox-landlock-exec
 const char* run_bin();         ///< sandbox-run ("" when the command-line tool is not built)
 const char* no_pidfd_tool();   ///< test/tools/no_pidfd.cpp's program

@@ -72,7 +72,9 @@ BOOST_AUTO_TEST_CASE(set_id_modes_are_refused_and_plain_ones_are_not)
     {
         const int fd = ::open(bpf.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         BOOST_TEST_REQUIRE(fd >= 0);
-        const auto why = detail::write_setid_filter(fd);
+        std::uint32_t rules = 0;
+        BOOST_TEST_REQUIRE(detail::parse_rules("setid_files", rules));
+        const auto why = detail::write_filter(fd, rules);
         ::close(fd);
         BOOST_TEST_REQUIRE(why.empty(), why);
     }

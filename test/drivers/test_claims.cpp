@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: BSL-1.0
+// The syscall table (src/sys/syscall_rules.hpp) against the real engines: under every
+// isolating driver, each row the driver's launch applies is tried by a static probe inside the
+// sandbox, which must see it refused. The rows come from the table itself, so a new row or a
+// new driver cannot go untested; doc/isolation.md must list every row.
+#include "driver_fixture.hpp"
+
+#include "drivers/driver_spec.hpp"
+#include "sys/syscall_rules.hpp"
+
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <fstream>
+
+using namespace sandbox;
+using namespace sandbox::test;
+namespace data = boost::unit_test::data;
+
+namespace {
+
+// The rows a run of `e`'s driver is refused, as the launch computes them.
+std::vector<std::string> applied_rows(const driver_env& e)
+{
+    const detail::driver_context ctx{detail::spec_of(e.d), e.policy, e.options, ::geteuid() == 0};
+    const auto bits = detail::command_rules(ctx);
+    std::vector<std::string> rows;
+    const auto all = detail::syscall_rules();
+    for (std::size_t i = 0; i < all.size(); ++i)
+        if (bits >> i & 1u) rows.emplace_back(all[i].id);
+    return rows;
+}
+
+// The probe in a directory every sandbox user can read, given to the run as a readable path.
+struct probe_dir {
+    shared_dir dir{"/srv"};
+    std::filesystem::path probe = dir.path / "probe";
+    probe_dir()
+    {
+        std::filesystem::copy_file(build::syscall_probe(), probe);
+        ::chmod(probe.c_str(), 0755);
+    }
+};
+
+void expect_refused(const driver_env& base, bool network)
+{
+    driver_env e(base.d);
+    e.policy = e.policy.with_network(network);
+    probe_dir tools;
+    e.policy = e.policy.with_readable_paths({tools.dir.path});
+    const auto inside = std::filesystem::path(mounts_for(e.policy, e.d).at(0).container) / "probe";
+    const auto rows = applied_rows(e);
+    BOOST_TEST_REQUIRE(!rows.empty());
+    std::vector<std::string> argv{inside.string()};
+    argv.insert(argv.end(), rows.begin(), rows.end());
+    const auto r = e.run(argv);
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == 0);
+    const auto lines = split_lines(r.out);
+    for (const auto& row : rows) {
+        const auto it = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(row + " ", 0) == 0; });
+        BOOST_TEST_REQUIRE((it != lines.end()), "no answer for row " << row);
+        BOOST_TEST(it->rfind(row + " refused", 0) == 0, to_string(e.d) << ", network " << network << ": " << *it);
+    }
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(syscall_table)
+
+BOOST_DATA_TEST_CASE(every_row_the_launch_applies_is_refused_inside, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    expect_refused(e, false);
+    expect_refused(e, true);
+}
+
+// Rows are applied by scope: a driver that sees the host's file system is refused unix
+// sockets, one on the host's network every socket when the network is off.
+BOOST_AUTO_TEST_CASE(the_scopes_follow_what_each_driver_shares_with_the_host)
+{
+    auto rows_of = [](driver d, bool network) {
+        driver_env e(d);
+        e.policy = e.policy.with_network(network);
+        return join(applied_rows(e), ",");
+    };
+    const std::string common = "io_uring,keys,bpf,perf,userfaultfd,mounts,namespaces,setid_files,kernel";
+    for (driver d : {driver::bubblewrap, driver::docker, driver::podman}) {
+        BOOST_TEST(rows_of(d, false) == common, to_string(d));
+        BOOST_TEST(rows_of(d, true) == common, to_string(d));
+    }
+    BOOST_TEST(rows_of(driver::firejail, false) == common + ",unix_sockets");
+    BOOST_TEST(rows_of(driver::firejail, true) == common + ",unix_sockets");
+    BOOST_TEST(rows_of(driver::landlock, false) == common + ",unix_sockets,sockets");
+    BOOST_TEST(rows_of(driver::landlock, true) == common + ",unix_sockets");
+}
+
+// doc/isolation.md lists the table: every row by its id.
+BOOST_AUTO_TEST_CASE(the_isolation_document_lists_every_row)
+{
+    const auto doc = read_text(std::filesystem::path(build::source_dir()) / "doc" / "isolation.md");
+    BOOST_TEST_REQUIRE(!doc.empty());
+    for (const auto& row : detail::syscall_rules())
+        BOOST_TEST(doc.find("| `" + std::string(row.id) + "` |") != std::string::npos, "row " << row.id);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(secrets)
+
+namespace {
+
+// Every process's command line on the host that holds `needle`, as "pid: cmdline".
+std::vector<std::string> command_lines_holding(const std::string& needle)
+{
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+        const auto name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        auto text = read_text(e.path() / "cmdline");
+        if (text.find(needle) == std::string::npos) continue;
+        std::replace(text.begin(), text.end(), '\0', ' ');
+        found.push_back(name + ": " + text);
+    }
+    return found;
+}
+
+}  // namespace
+
+// A value of the policy's environment and of the execution's reaches the command, and no
+// process's command line on the host holds it while the run lasts (any local user can read
+// them all), on every isolating driver.
+BOOST_DATA_TEST_CASE(no_environment_value_is_in_any_command_line, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    const auto secret = "policy-secret-" + random_digits(12);
+    const auto extra = "exec-secret-" + random_digits(12);
+    const auto multi = "line one\nline-secret-" + random_digits(12);
+    e.policy = e.policy.with_env({{"SANDBOX_SECRET", secret}, {"SANDBOX_MULTI", multi}});
+    auto runner = e.runner();
+    exec_options o;
+    o.env = {{"SANDBOX_EXTRA", extra}};
+    std::vector<std::string> seen;
+    bool scanned = false;
+    o.on_output = [&](stream_kind, std::string_view chunk) {
+        if (scanned || chunk.find("ready") == std::string_view::npos) return;
+        scanned = true;
+        for (const auto& needle : {secret, extra, multi.substr(9)})
+            for (auto& line : command_lines_holding(needle)) seen.push_back(std::move(line));
+    };
+    std::vector<std::string> argv{"sh", "-c",
+                                  "echo \"$SANDBOX_SECRET $SANDBOX_EXTRA\" | md5sum; printf '%s' \"$SANDBOX_MULTI\" | md5sum; "
+                                  "echo ready; sleep 1"};
+    const auto r = run_sync(*runner, std::move(argv), std::move(o));
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == 0);
+    BOOST_TEST(scanned);
+    BOOST_TEST(seen.empty(), join(seen, "\n"));
+    // The command got the values: their checksums, computed here the same way.
+    const auto expect = host_output("echo '" + secret + " " + extra + "' | md5sum; printf '%s' '" + multi + "' | md5sum");
+    BOOST_TEST(r.out.substr(0, expect.size()) == expect);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
