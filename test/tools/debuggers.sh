@@ -38,7 +38,9 @@ info breakpoints
 GDB
     out=$(gdb -batch -nx -x "$script" --args "$program" 2>&1)
     printf '%s\n' "$out" | grep -E 'commands from|breakpoint already hit|exited' >&2 || true
-    printf '%s\n' "$out" | grep -q 'exited normally' || { printf '%s\n' "$out" | tail -20 >&2; exit 1; }
+    # A here-string, not a pipe: grep -q stops at the first match, and under pipefail the
+    # writer's SIGPIPE would fail a run that went well.
+    grep -q 'exited normally' <<<"$out" || { printf '%s\n' "$out" | tail -20 >&2; exit 1; }
     hits=$(printf '%s\n' "$out" | sed -n 's/.*breakpoint already hit \([0-9]*\) time.*/\1/p')
     if [ -z "$hits" ] || [ "$hits" -lt 256 ]; then echo "the breakpoint was hit ${hits:-0} times for 256 launches" >&2; exit 1; fi
     echo "gdb: the breakpoint was hit $hits times for 256 launches"
