@@ -177,23 +177,10 @@ int raw_run(sandbox::driver d, const sandbox::execution_policy& policy, const sa
             s.cgroup_parent = cg->parent();
             engine_cgroup.emplace(std::move(*cg));
         }
-        if (d == driver::podman) s.seccomp_profile = sd::seccomp_profile_file(false, why).string();
-    } else {
-        std::string why;
-        if (auto cg = sd::cgroup_limits::create(s.name, policy.memory_limit_bytes(), options.pids_limit, why)) {
-            s.limit_prefix = cg->join_prefix();
-            cgroup.emplace(std::move(*cg));
-        } else {
-            s.rlimit_as = policy.memory_limit_bytes();
-            s.prlimit = sd::find_on_path("prlimit");
-        }
+        s.seccomp_profile = sd::seccomp_profile_file(sd::applicable_rules({}), why).string();
     }
-    if ((d == driver::bubblewrap || d == driver::firejail) && root) {
-        s.drop_to_uid = true;
-        s.setpriv = sd::find_on_path("setpriv");
-        s.unshare = sd::find_on_path("unshare");
-        s.mount_tool = sd::find_on_path("mount");
-    }
+    // bubblewrap and firejail bare: the tool spawned directly with the same namespaces and
+    // mounts, without the cgroups, the user change or the seccomp table the library adds.
     std::vector<std::string> argv, env;
     switch (d) {
     case driver::docker:
@@ -203,7 +190,7 @@ int raw_run(sandbox::driver d, const sandbox::execution_policy& policy, const sa
         break;
     case driver::bubblewrap:
         argv = sd::bubblewrap_argv(s, policy, command);
-        env = {"PATH=" + std::string(sd::default_sandbox_path)};
+        env = environment_strings(s.env);
         break;
     default:
         argv = sd::firejail_argv(s, policy, command);

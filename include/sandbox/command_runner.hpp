@@ -27,6 +27,8 @@
 #include <boost/asio/system_executor.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,6 +91,19 @@ public:
     virtual process start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& options);
     /// The same with default exec_options.
     process start(asio::any_io_executor ex, std::vector<std::string> args);
+
+    /// Starts `count` sandboxes of this runner's policy ahead of time and keeps that many
+    /// ready: each execution takes one (used once, never reused) and another is started in
+    /// the background, off the io threads. Completes, on the calling coroutine's executor,
+    /// once `count` are ready; throws launch_error when one cannot start (as the launch of an
+    /// execution would). An execution that finds none ready launches as it would without
+    /// (exec_result::warm says which); one with exec_options::stdin_fd always does. The
+    /// clocks of an execution start when it takes its sandbox. Sandboxes unused for `idle`
+    /// go, as do all with the runner; a later prewarm() starts them again. The host driver
+    /// has nothing to start and completes at once; so do runners that cannot start ahead.
+    virtual asio::awaitable<void> prewarm(std::size_t count, std::chrono::seconds idle);
+    /// The same with an idle time of 60 s.
+    asio::awaitable<void> prewarm(std::size_t count);
 
     /// What execute() would start for `args`, without starting anything: a dry run. The
     /// isolating drivers prepare a run as execute() does (work dir, cgroups, the tool's

@@ -59,6 +59,16 @@ struct driver_options {
     std::string firejail_user = "sandbox-run";
     /// The slurm driver's partition, node-side driver and srun arguments.
     slurm_options slurm;
+    /// The host driver: launch through the library's spawn helper (`sandbox-spawn`, installed
+    /// with the library in libexec/sandbox), a small process that forks each command and makes
+    /// this process its parent, rather than with posix_spawn from this process. A spawn
+    /// copies the spawning process's descriptor table, so a server holding thousands of
+    /// descriptors (commands in flight) launches slower and slower by itself; the helper's
+    /// rate stays flat. The command then starts with the helper's resource limits and in its
+    /// cgroup, which are this process's as they were when the helper started, not as they are
+    /// at the launch. Without the helper installed, posix_spawn as before. The isolating
+    /// drivers always launch through the helper, which applies their confinement.
+    bool spawn_helper = false;
 };
 
 }  // namespace sandbox

@@ -64,6 +64,9 @@ struct SANDBOX_DECL exec_result {
     /// system's code); empty when it started. The exit code is then 127 (126 for
     /// errc::command_not_executable) and stderr starts with "Failed to start".
     boost::system::error_code start_error;
+    /// The command ran in a sandbox started ahead (command_runner::prewarm) rather than one
+    /// started for it.
+    bool warm = false;
 
     /// Exit code 0 and no timeout.
     bool success() const noexcept { return exit_code == 0 && !timed_out; }
@@ -78,7 +81,7 @@ struct SANDBOX_DECL exec_result {
 /// duration (seconds), timed_out, truncated_stdout, truncated_stderr, success, timeout_reason
 /// (null, "wall", "idle"), term_signal, usage ({user_cpu_seconds, system_cpu_seconds,
 /// max_rss_bytes}, or null when not available), oom_killed, start_error (null or {code,
-/// message}: code is the errc name, or `"<category>:<value>"` for a system code). stdout and
+/// message}: code is the errc name, or `"<category>:<value>"` for a system code), warm. stdout and
 /// stderr go through make_valid_utf8().
 SANDBOX_DECL void tag_invoke(const boost::json::value_from_tag&, boost::json::value& jv, const exec_result& r);
 /// `boost::json::value_to<exec_result>(jv)`: accepts any subset of the keys above (missing

@@ -60,6 +60,11 @@ public:
                                         std::optional<std::string> stdin_data = std::nullopt,
                                         output_callback on_output = {});
 
+    /// Sandboxes started ahead for the session's commands, as command_runner::prewarm: each
+    /// shares the session's work dir.
+    asio::awaitable<void> prewarm(std::size_t count, std::chrono::seconds idle) override;
+    using command_runner::prewarm;
+
     /// A long-lived process in the session's sandbox (its work dir), without shell state.
     process start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& options) override;
     using command_runner::start;

@@ -12,6 +12,13 @@ namespace sandbox {
 
 command_runner::~command_runner() = default;
 
+asio::awaitable<void> command_runner::prewarm(std::size_t, std::chrono::seconds) { co_return; }
+
+asio::awaitable<void> command_runner::prewarm(std::size_t count)
+{
+    co_await prewarm(count, std::chrono::seconds(60));
+}
+
 process command_runner::start(asio::any_io_executor, std::vector<std::string>, const exec_options&)
 {
     throw launch_error(make_error_code(boost::system::errc::operation_not_supported),

@@ -3,6 +3,7 @@
 #include "drivers/runner.hpp"
 #include "drivers/run_record.hpp"
 #include "drivers/support.hpp"
+#include "sys/dynamic_uid.hpp"
 #include "sys/mounts.hpp"
 #include <sandbox/errors.hpp>
 #include <sandbox/mount.hpp>
@@ -70,6 +71,13 @@ void make_private_dir(const std::filesystem::path& dir, uid_t uid, gid_t gid, bo
     }
 }
 
+// What a session holds for its whole life: the record a later process would clean up by, and
+// under a root caller the uid all its commands run as (their work dir is theirs).
+struct session_hold {
+    detail::run_record record;
+    std::optional<detail::run_uid> uid;
+};
+
 // Where the state dir appears to commands of isolating drivers: a fixed place of its own,
 // so no user path can take its mount index.
 constexpr const char* state_mount = "/mnt/.sandbox-session";
@@ -87,7 +95,19 @@ session::session(execution_policy policy, driver d, driver_options options, sess
     const bool isolating = spec.isolating;
     // Under a root caller commands of an isolating driver run unprivileged: the dirs are theirs.
     const bool chown_it = ::geteuid() == 0 && isolating;
-    const auto [uid, gid] = detail::command_ids(d, options);
+    auto [uid, gid] = detail::command_ids(d, options);
+    std::optional<detail::run_uid> own_uid;
+    if (chown_it && spec.dynamic_user) {
+        std::string why;
+        int err = 0;
+        own_uid = detail::run_uid::acquire(why, err);
+        if (!own_uid)
+            throw launch_error(err ? boost::system::error_code(err, boost::system::system_category())
+                                   : boost::system::error_code(errc::driver_unavailable),
+                               "Failed to start session: no uid of its own: " + why);
+        uid = own_uid->uid();
+        gid = own_uid->gid();
+    }
 
     const auto name = "sandbox-session-" + detail::random_sandbox_name().substr(8);
     if (isolating) {
@@ -102,8 +122,9 @@ session::session(execution_policy policy, driver d, driver_options options, sess
     }
     // The record first, naming the directory still to be made: a process killed at any moment
     // from here on leaves something a sweep finds.
-    record_ = std::make_shared<detail::run_record>(
-        detail::run_record::create(dir_.filename().string(), std::filesystem::absolute(dir_), "session"));
+    record_ = std::make_shared<session_hold>(session_hold{
+        detail::run_record::create(dir_.filename().string(), std::filesystem::absolute(dir_), "session"),
+        std::move(own_uid)});
     try {
         make_private_dir(dir_, uid, gid, chown_it);
     } catch (...) {
@@ -137,7 +158,9 @@ session::session(execution_policy policy, driver d, driver_options options, sess
         } else {
             state_path_ = (dir_ / "state").string();
         }
-        inner_ = make_runner(policy_, d, std::move(options));
+        std::optional<std::pair<uid_t, gid_t>> fixed;
+        if (chown_it) fixed = std::pair{uid, gid};
+        inner_ = detail::make_driver_runner(policy_, std::move(options), d, fixed);
     } catch (...) {
         close();
         throw;
@@ -197,6 +220,11 @@ std::vector<std::string> session::wrapped(std::string shell, std::string dir, st
     if (dir_.empty()) throw std::logic_error("session: used after close()");
     return {std::move(shell), "-c", wrapper_script, "sandbox-session", state_path_, "1", std::move(dir),
             std::move(script)};
+}
+
+asio::awaitable<void> session::prewarm(std::size_t count, std::chrono::seconds idle)
+{
+    co_await inner_->prewarm(count, idle);
 }
 
 process session::start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& options)

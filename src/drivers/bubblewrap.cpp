@@ -45,23 +45,19 @@ const std::vector<root_dir>& host_root_dirs()
 
 }  // namespace
 
+confinement bubblewrap_confinement(const sandbox_setup& s)
+{
+    auto c = launch_confinement(s);
+    if (!s.work_alias.empty()) c.mounts.push_back({.source = s.work_dir.string(), .target = s.work_alias.string()});
+    for (const auto& [staged, host] : s.idmapped_binds) c.mounts.push_back({.source = staged, .target = host});
+    c.private_mounts = !c.mounts.empty();
+    return c;
+}
+
 std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution_policy& policy,
                                          const std::vector<std::string>& args)
 {
-    std::vector<std::string> a = s.limit_prefix;
-    std::vector<std::string> steps;
-    if (!s.work_alias.empty()) steps = {"bind", s.work_dir.string(), s.work_alias.string()};
-    for (const auto& [staged, host] : s.idmapped_binds) steps.insert(steps.end(), {"bind", staged, host});
-    const auto pre = mount_prelude(s, steps);
-    a.insert(a.end(), pre.begin(), pre.end());
-    if (s.drop_to_uid) {
-        // As root, bwrap's user namespace would map the sandbox user to host root (it could
-        // write /proc/sys). Started as an unprivileged user, it maps to that user.
-        a.insert(a.end(), {s.setpriv, "--reuid=" + std::to_string(s.uid), "--regid=" + std::to_string(s.gid),
-                           "--clear-groups", "--"});
-    }
-    if (s.rlimit_as) a.insert(a.end(), {s.prlimit, "--as=" + std::to_string(s.rlimit_as), "--"});
-    a.insert(a.end(), {s.binary, "--unshare-all", "--unshare-user", "--disable-userns"});
+    std::vector<std::string> a{s.binary, "--unshare-all", "--unshare-user", "--disable-userns"};
     if (policy.network_enabled()) a.push_back("--share-net");
     a.insert(a.end(), {"--die-with-parent",  // bwrap killed: the whole sandbox dies with it
                        "--new-session",      // no TIOCSTI into the caller's terminal
@@ -83,6 +79,7 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
     if (s.work_tmpfs) a.insert(a.end(), {"--size", std::to_string(s.disk_bytes), "--perms", "0700", "--tmpfs", "/work"});
     else a.insert(a.end(), {"--bind", (s.work_alias.empty() ? s.work_dir : s.work_alias).string(), "/work"});
     for (const auto& m : s.mounts) a.insert(a.end(), {m.read_only() ? "--ro-bind" : "--bind", m.host, m.container});
+    if (!s.warm_stub.empty()) a.insert(a.end(), {"--ro-bind", s.warm_stub, warm_stub_inside});
     // After the binds, which create their mount points in the root tmpfs.
     a.insert(a.end(), {"--remount-ro", "/", "--chdir", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), "--"});
     a.insert(a.end(), args.begin(), args.end());
@@ -93,7 +90,6 @@ namespace {
 
 void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
 {
-    if (!res.cgroup && s.prlimit.empty()) fail_launch(ctx, "prlimit (util-linux) not found", errc::driver_unavailable);
     // The syscall table's rows, as a filter bwrap loads just before the command.
     std::string why;
     auto program = sealed_program(s.syscall_rules, why);
@@ -110,6 +106,7 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
 {
     launch_plan plan;
     plan.argv = bubblewrap_argv(s, ctx.policy, args);
+    plan.limits = bubblewrap_confinement(s);
     // bwrap hands its own environment to the command: no value ever sits in its argv, which
     // every local user can read.
     plan.env = env_strings(s.env);
@@ -139,7 +136,7 @@ command_user user(const driver_options&, bool) { return {sandbox_uid(), sandbox_
 
 constinit const driver_spec bubblewrap_driver{
     .id = driver::bubblewrap, .tool = "bwrap", .binary_variable = "BWRAP_BIN", .isolating = true,
-    .runs_unprivileged = true, .binds_work_dir_over_base = true, .makes_tmpfs = true, .caps = caps,
+    .runs_unprivileged = true, .dynamic_user = true, .binds_work_dir_over_base = true, .makes_tmpfs = true, .caps = caps,
     .on_create = [](const driver_context&) { sweep_dead_runs_once(); }, .plan = isolated_plan, .user = user,
     .prepare = prepare, .command_line = command_line, .check_result = check_result, .start_failure = start_failure};
 

@@ -56,6 +56,7 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
     // capabilities and no-new-privileges, and set-id files it makes carry its own uid).
     for (const auto& m : s.mounts)
         a.insert(a.end(), {"-v", m.to_volume_arg() + (podman ? ",nosuid,nodev" : "")});
+    if (!s.warm_stub.empty()) a.insert(a.end(), {"-v", s.warm_stub + ":" + warm_stub_inside + ":ro"});
     if (!s.seccomp_profile.empty()) a.insert(a.end(), {"--security-opt", "seccomp=" + s.seccomp_profile});
     if (podman) a.push_back("--unsetenv-all");  // drop podman's own container= and TERM=
     // Never a value in argv, which every local user can read: a 0600 file, and the client's
@@ -212,12 +213,12 @@ command_user user(const driver_options&, bool) { return {sandbox_uid(), sandbox_
 
 constinit const driver_spec docker_driver{
     .id = driver::docker, .tool = "docker", .binary_variable = "DOCKER_BIN", .isolating = true, .container = true,
-    .makes_tmpfs = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
+    .dynamic_user = true, .makes_tmpfs = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
     .command_line = command_line, .check_result = check_result, .start_failure = start_failure};
 
 constinit const driver_spec podman_driver{
     .id = driver::podman, .tool = "podman", .binary_variable = "PODMAN_BIN", .isolating = true, .container = true,
-    .makes_tmpfs = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
+    .dynamic_user = true, .makes_tmpfs = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
     .command_line = command_line, .check_result = check_result, .start_failure = start_failure};
 
 }  // namespace sandbox::detail

@@ -16,6 +16,10 @@
 
 #include <sys/types.h>
 
+#include <filesystem>
+#include <optional>
+#include <utility>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,12 +30,27 @@ struct sandbox_setup;
 struct run_resources;
 struct driver_spec;
 
+/// A sandbox started ahead of its command (drivers/warm_pool.hpp): what its plan must know
+/// to run the stub that waits for the command, and what the hand-off needs afterwards.
+struct warm_setup {
+    std::filesystem::path work_dir;  ///< on the host (out)
+    std::string inside_work;  ///< where commands start as the sandbox sees it ("" : where the stub starts) (out)
+    env_list env;             ///< the sandbox's environment, before an execution's additions (out)
+    bool report = false;      ///< the stub reports the command's end (containers: their teardown is slow) (out)
+};
+
 /// What a driver's steps see of the runner that calls them.
 struct driver_context {
     const driver_spec& spec;
     const execution_policy& policy;
     const driver_options& options;
     bool root = false;  ///< the library runs as root: the command is made to run unprivileged
+    /// The uid:gid every run of this runner takes (a session's: its work dir is theirs), in
+    /// place of a uid of each run's own.
+    std::optional<std::pair<uid_t, gid_t>> fixed_user = std::nullopt;
+    /// Set: the plan is for a sandbox started ahead, whose command is the library's stub
+    /// (`sandbox-spawn --await`); filled in by the plan.
+    warm_setup* warm = nullptr;
 };
 
 /// The account a driver's commands run as, or why it cannot be used.
@@ -50,6 +69,9 @@ struct driver_spec {
     bool container = false;      ///< an engine: image, --cidfile, its own cgroups, containers to sweep
     bool host_paths = false;     ///< mounts appear at their host paths, not /mnt/rw<i> and /mnt/ro<i>
     bool runs_unprivileged = false;      ///< under a root caller the tool itself starts as the command's uid
+    /// Under a root caller each run gets a uid of its own (sys/dynamic_uid.hpp), so no two
+    /// runs can reach each other's files or processes by a shared uid.
+    bool dynamic_user = false;
     bool binds_work_dir_over_base = false;  ///< can reach a work dir below a base dir its uid cannot search
     bool makes_tmpfs = false;    ///< can mount /work and /tmp as bounded tmpfs for an unprivileged caller
     /// The command runs in the host's mount namespace: nothing can be mounted for it alone

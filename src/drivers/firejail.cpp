@@ -94,50 +94,47 @@ std::vector<std::string> writable_host_mounts()
     return out;
 }
 
+confinement firejail_confinement(const sandbox_setup& s)
+{
+    auto c = launch_confinement(s);
+    c.rlimit_as = 0;  // firejail's own --rlimit-as: in the jail, not on firejail
+    c.setuid_program = true;
+    if (!s.drop_to_uid) return c;
+    // Always a private mount namespace: firejail checks each remount against the last line of
+    // mountinfo, and a mount another program makes on the host meanwhile (a container
+    // starting) would propagate in and fail the launch.
+    c.private_mounts = true;
+    // The disk limit: /tmp becomes a bounded tmpfs there too (instead of --private-tmp, which
+    // has no size), keeping the work dir and the policy's paths below /tmp.
+    if (s.disk_bytes) {
+        mount_step tmp{.what = mount_step::kind::tmp, .size = s.disk_bytes};
+        auto below_tmp = [](const std::string& p) { return p.rfind("/tmp/", 0) == 0; };
+        if (below_tmp(s.work_dir.string())) tmp.keep.push_back(s.work_dir.string());
+        for (const auto& m : s.mounts)
+            if (below_tmp(m.host)) tmp.keep.push_back(m.host);
+        if (below_tmp(s.seccomp_exec)) tmp.keep.push_back(s.seccomp_exec);
+        c.mounts.push_back(std::move(tmp));
+    }
+    // firejail lets an unprivileged user --read-write only what that user owns: writable
+    // paths are bound onto themselves, nosuid and nodev (separate mounts stay writable under
+    // --read-only=/), or from their idmapped mount when the account does not own them.
+    for (const auto& m : s.mounts) {
+        if (m.read_only()) continue;
+        std::string from = m.host;
+        for (const auto& [staged, host] : s.idmapped_binds)
+            if (host == m.host) from = staged;
+        c.mounts.push_back({.source = from, .target = m.host});
+    }
+    return c;
+}
+
 std::vector<std::string> firejail_argv(const sandbox_setup& s, const execution_policy& policy,
                                        const std::vector<std::string>& args)
 {
-    std::vector<std::string> a = s.limit_prefix;
-    // firejail lets an unprivileged user --read-write only what that user owns. Under a root
-    // caller the writable paths are therefore bound onto themselves, nosuid and nodev, in a
-    // private mount namespace first: separate mounts stay writable under --read-only=/.
-    std::vector<std::string> steps;
-    // The disk limit: /tmp becomes a bounded tmpfs there too (instead of --private-tmp, which
-    // has no size), keeping the work dir and the policy's paths below /tmp.
     const bool bounded_tmp = s.drop_to_uid && s.disk_bytes;
-    if (bounded_tmp) {
-        std::vector<std::string> keep;
-        auto below_tmp = [](const std::string& p) { return p.rfind("/tmp/", 0) == 0; };
-        if (below_tmp(s.work_dir.string())) keep.push_back(s.work_dir.string());
-        for (const auto& m : s.mounts)
-            if (below_tmp(m.host)) keep.push_back(m.host);
-        if (below_tmp(s.seccomp_exec)) keep.push_back(s.seccomp_exec);
-        steps.insert(steps.end(), {"tmp", std::to_string(s.disk_bytes), std::to_string(keep.size())});
-        steps.insert(steps.end(), keep.begin(), keep.end());
-    }
-    // A writable path the account does not own is bound from its idmapped mount instead (the
-    // owner shown as the account); the set-id filter is loaded in the jail (below).
-    if (s.drop_to_uid)
-        for (const auto& m : s.mounts)
-            if (!m.read_only()) {
-                std::string from = m.host;
-                for (const auto& [staged, host] : s.idmapped_binds)
-                    if (host == m.host) from = staged;
-                steps.insert(steps.end(), {"bind", from, m.host});
-            }
-    auto pre = mount_prelude(s, steps);
-    // Without steps the jail still starts in a private mount namespace: firejail checks each
-    // remount against the last line of mountinfo, and a mount another program makes on the
-    // host meanwhile (a container starting) would propagate in and fail the launch.
-    if (pre.empty() && s.drop_to_uid) pre = {s.unshare, "--mount", "--propagation", "private", "--"};
-    a.insert(a.end(), pre.begin(), pre.end());
-    if (s.drop_to_uid)
-        a.insert(a.end(), {s.setpriv, "--reuid=" + std::to_string(s.uid), "--regid=" + std::to_string(s.gid),
-                           "--clear-groups", "--"});
-    a.insert(a.end(), {s.binary,
-                       "--quiet",      // else it prints its own messages on the command's stdout
-                       "--noprofile",  // predictable: no default profile for root
-                       });
+    std::vector<std::string> a{s.binary,
+                               "--quiet",      // else it prints its own messages on the command's stdout
+                               "--noprofile"};  // predictable: no default profile for root
     if (!policy.network_enabled()) a.push_back("--net=none");
     a.insert(a.end(), {"--private=" + s.work_dir.string(), "--private-cwd", "--private-dev"});
     if (!bounded_tmp) a.push_back("--private-tmp");
@@ -215,6 +212,7 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
 {
     launch_plan plan;
     plan.argv = firejail_argv(s, ctx.policy, args);
+    plan.limits = firejail_confinement(s);
     plan.env = env_strings(s.env);  // firejail hands its environment to the command
     return plan;
 }

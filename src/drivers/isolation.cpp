@@ -7,6 +7,7 @@
 #include "drivers/plans.hpp"
 #include "drivers/resources.hpp"
 #include "drivers/support.hpp"
+#include "run/helper_spawn.hpp"
 #include "sys/idmap.hpp"
 #include "sys/mounts.hpp"
 #include "sys/syscall_rules.hpp"
@@ -44,6 +45,7 @@ void run_resources::release() noexcept
         ::unlink(cid_file.c_str());
         cid_file.clear();
     }
+    uid.reset();  // nothing of the run is left that it could reach
     if (left_behind) return record.abandon();
     const bool had_record = !record.dir().empty();  // not a second call (the destructor's)
     record.release();  // last: until now a sweep would have had something to clean
@@ -56,6 +58,15 @@ std::uint32_t command_rules(const driver_context& ctx)
                              .host_network = ctx.spec.host_mount_namespace,
                              .network_enabled = ctx.policy.network_enabled(),
                              .caller_owned = ctx.spec.host_mount_namespace && !ctx.root});
+}
+
+confinement launch_confinement(const sandbox_setup& s)
+{
+    confinement c;
+    c.cgroup_procs = s.cgroup_procs;
+    c.rlimit_as = s.rlimit_as;
+    if (s.drop_to_uid) c.user = std::pair{s.uid, s.gid};
+    return c;
 }
 
 bool cgroups_usable()
@@ -167,14 +178,6 @@ void check_reachable(const driver_context& ctx, sandbox_setup& s, const std::fil
                              " is not searchable by it; use a base dir such as /tmp, or chmod o+x " + blocked.string() + ")",
                     errc::bad_working_directory);
     s.drop_to_uid = true;
-    if (ctx.spec.host_mount_namespace) return;  // its own launcher changes the user; nothing to mount
-    for (auto [tool_path, name] : {std::pair{&s.setpriv, "setpriv"}, {&s.unshare, "unshare"}, {&s.mount_tool, "mount"}}) {
-        *tool_path = find_on_path(name);
-        if (tool_path->empty())
-            fail_launch(ctx, std::string(name) + " (util-linux) not found; it starts " + std::string(ctx.spec.tool) +
-                                 " unprivileged",
-                        errc::driver_unavailable);
-    }
 }
 
 sandbox_setup prepare(const driver_context& ctx, run_resources& res, const exec_options& o)
@@ -189,6 +192,18 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res, const exec_
     if (!user.problem.empty()) fail_launch(ctx, user.problem);
     s.uid = user.uid;
     s.gid = user.gid;
+    if (ctx.fixed_user) {
+        std::tie(s.uid, s.gid) = *ctx.fixed_user;
+    } else if (ctx.root && spec.dynamic_user) {
+        std::string why;
+        int err = 0;
+        res.uid = run_uid::acquire(why, err);
+        if (!res.uid)
+            fail_launch(ctx, "no uid of its own for the command: " + why,
+                        err ? boost::system::error_code(err, boost::system::system_category()) : errc::driver_unavailable);
+        s.uid = res.uid->uid();
+        s.gid = res.uid->gid();
+    }
     const auto& base = options.work_dir.empty() ? policy.base_dir() : options.work_dir.parent_path();
     if (ctx.root && spec.runs_unprivileged) check_reachable(ctx, s, base);
     sweep_dead_runs_once();  // only when due: a run of ours left something behind
@@ -223,15 +238,14 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res, const exec_
     if (ctx.root && !spec.host_mount_namespace) idmap_writable_paths(ctx, s, res);
     s.env = with_extra_env(sandbox_environment(policy), o.env);
     s.syscall_rules = command_rules(ctx);
+    if (ctx.warm) s.warm_stub = spawn_helper_path();
     if (!spec.container) {
         std::string why;
         if (auto cg = cgroup_limits::create(s.name, policy.memory_limit_bytes(), options.pids_limit, why)) {
-            s.limit_prefix = cg->join_prefix();
             for (const auto& d : cg->dirs()) s.cgroup_procs.push_back((d / "cgroup.procs").string());
             res.cgroup.emplace(std::move(*cg));
         } else {
             s.rlimit_as = policy.memory_limit_bytes();  // per process only: see caps()
-            s.prlimit = find_on_path("prlimit");
         }
     }
     spec.prepare(ctx, s, res);
@@ -243,9 +257,28 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res, const exec_
 launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> args, const exec_options& o)
 {
     auto resources = std::make_shared<run_resources>();
+    if (ctx.warm) {
+        // Known before the preparation, which gives the stub to the sandbox (a bind, a rule).
+        if (spawn_helper_path().empty())
+            fail_launch(ctx, "sandboxes started ahead wait for their command in sandbox-spawn, which was not found "
+                             "(installed with the library at " + std::string(SANDBOX_SPAWN_HELPER_INSTALLED) +
+                             ", or named by SANDBOX_SPAWN_HELPER)",
+                        errc::driver_unavailable);
+    }
     sandbox_setup s = prepare(ctx, *resources, o);
+    if (ctx.warm) {
+        // The command comes later, through the stub's stdin.
+        args = {ctx.spec.host_paths ? s.warm_stub : std::string(warm_stub_inside), "--await"};
+        if (ctx.spec.container) args.push_back("--report");
+        ctx.warm->work_dir = s.work_dir;
+        ctx.warm->inside_work = ctx.spec.container || !ctx.spec.host_paths ? std::string("/work")
+                                : ctx.spec.host_mount_namespace       ? s.work_dir.string()
+                                                                      : std::string();
+        ctx.warm->env = s.env;
+        ctx.warm->report = ctx.spec.container;
+    }
     if (!o.cwd.empty()) s.cwd = fenced_cwd(s.work_dir, o.cwd, ctx.spec.tool);
-    if (const auto wall = o.timeout.value_or(ctx.policy.timeout()); ctx.spec.container && wall != no_timeout) {
+    if (const auto wall = o.timeout.value_or(ctx.policy.timeout()); ctx.spec.container && wall != no_timeout && !ctx.warm) {
         // Past this, with a margin for the kill and the removal, the container is an orphan.
         const auto overdue = std::chrono::system_clock::now() + wall + ctx.options.kill_grace + std::chrono::minutes(1);
         s.deadline = std::chrono::duration_cast<std::chrono::seconds>(overdue.time_since_epoch()).count();
@@ -253,7 +286,8 @@ launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> ar
     launch_plan plan = ctx.spec.command_line(ctx, s, args);
     if (plan.cwd.empty()) plan.cwd = s.work_dir;  // the tool moves to the cwd inside
     plan.failure_prefix = "Failed to start " + std::string(ctx.spec.tool);
-    plan.throw_on_start_failure = true;
+    if (ctx.warm) plan.runs_command_itself = false;  // the stub's failing is the sandbox's
+    plan.throw_on_start_failure = !plan.runs_command_itself;
     plan.cleanup = [resources] { resources->release(); };
     plan.measure = [resources, limit = ctx.policy.memory_limit_bytes()](exec_result& r) noexcept {
         // Not the launcher's wait4: the cgroup's, or nothing.

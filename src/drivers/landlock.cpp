@@ -70,6 +70,7 @@ landlock::ruleset_request rules(const sandbox_setup& s, const std::filesystem::p
         req.paths.push_back({dev, read_file | write_file, false});
     for (const auto& m : s.mounts) req.paths.push_back({m.host, m.read_only() ? read_only : read_write, true});
     req.paths.push_back({s.work_dir.string(), read_write, true});
+    if (!s.warm_stub.empty()) req.paths.push_back({s.warm_stub, read_only & file_rights, true});
     req.paths.push_back({tmp.string(), read_write, true});
     return req;
 }
@@ -105,7 +106,8 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
                 fail_launch(ctx, "writable path " + m.host + " (uid " + std::to_string(st.st_uid) + ", mode " +
                                      octal_mode(st.st_mode) + ") is not writable by uid " + std::to_string(s.uid) +
                                      ", which the command runs as, and without a mount namespace it cannot be shown "
-                                     "as the command's own: give it to that uid, or use bubblewrap",
+                                     "as the command's own (each run has a uid of its own): make it writable by "
+                                     "others, or use bubblewrap",
                             make_error_code(boost::system::errc::permission_denied));
         }
     // The execution's TMPDIR, inside the work dir: bounded by the same disk limit, removed with it.
@@ -139,21 +141,34 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
 launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& args)
 {
     launch_plan plan;
+    plan.env = env_strings(s.env);
+    plan.cwd = s.work_dir / s.cwd;
+    plan.pass_fds = s.pass_fds;
+    if (!s.cgroup_procs.empty()) {
+        // The spawn confines the command itself between fork and exec: no launcher runs.
+        plan.argv = args;
+        plan.runs_command_itself = true;
+        // Looked up as the launcher did, on the command's own PATH, inside the ruleset.
+        for (const auto& [name, value] : s.env)
+            if (name == "PATH") plan.search_path = value;
+        plan.limits = launch_confinement(s);
+        // Dies with the runner's process, as bwrap's --die-with-parent: the rest of its tree is
+        // in the run's cgroup, which the sweep of dead runs kills and removes.
+        plan.limits.parent_death_signal = SIGKILL;
+        plan.limits.no_new_privs = true;
+        plan.limits.landlock_ruleset = s.pass_fds.at(0);
+        plan.limits.seccomp_program = s.pass_fds.at(1);
+        plan.pass_fds.clear();
+        return plan;
+    }
+    // No cgroup to kill the tree by: the launcher stays as the command's reaper, and what
+    // would end it first must ask it instead.
     plan.argv = {s.binary};
-    for (const auto& procs : s.cgroup_procs) plan.argv.insert(plan.argv.end(), {"--cgroup", procs});
     if (s.rlimit_as) plan.argv.insert(plan.argv.end(), {"--rlimit-as", std::to_string(s.rlimit_as)});
     if (s.drop_to_uid) plan.argv.insert(plan.argv.end(), {"--user", std::to_string(s.uid) + ":" + std::to_string(s.gid)});
-    plan.argv.insert(plan.argv.end(), {"--parent", std::to_string(::getpid())});  // dies with this process
-    // No cgroup to kill the tree by: the launcher stays as the command's reaper.
-    if (s.cgroup_procs.empty()) {
-        plan.argv.push_back("--reap");
-        plan.kill_request_signal = SIGUSR1;  // and what would end it first must ask it instead
-    }
-    plan.argv.push_back("--");
+    plan.argv.insert(plan.argv.end(), {"--parent", std::to_string(::getpid()), "--reap", "--"});
     plan.argv.insert(plan.argv.end(), args.begin(), args.end());
-    plan.env = env_strings(s.env);
-    plan.pass_fds = s.pass_fds;
-    plan.cwd = s.work_dir / s.cwd;
+    plan.kill_request_signal = SIGUSR1;
     (void)ctx;
     return plan;
 }
@@ -186,7 +201,7 @@ command_user user(const driver_options&, bool) { return {sandbox_uid(), sandbox_
 
 constinit const driver_spec landlock_driver{
     .id = driver::landlock, .tool = "sandbox-landlock-exec", .binary_variable = "SANDBOX_LANDLOCK_EXEC",
-    .installed_binary = SANDBOX_LANDLOCK_EXEC, .isolating = true, .host_paths = true, .runs_unprivileged = true,
+    .installed_binary = SANDBOX_LANDLOCK_EXEC, .isolating = true, .host_paths = true, .runs_unprivileged = true, .dynamic_user = true,
     .host_mount_namespace = true, .caps = caps, .on_create = [](const driver_context&) { sweep_dead_runs_once(); },
     .plan = isolated_plan, .user = user, .prepare = prepare, .command_line = command_line, .check_result = check_result,
     .start_failure = start_failure};

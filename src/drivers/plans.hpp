@@ -5,6 +5,7 @@
 #define SANDBOX_SRC_DRIVERS_PLANS_HPP
 
 #include "drivers/support.hpp"
+#include "run/confinement.hpp"
 #include <sandbox/driver_options.hpp>
 #include <sandbox/execution_policy.hpp>
 #include <sandbox/mount.hpp>
@@ -19,6 +20,10 @@
 
 namespace sandbox::detail {
 
+/// Where a sandbox started ahead sees its stub when host paths are not kept (bubblewrap, the
+/// containers): bound there read-only.
+inline constexpr const char* warm_stub_inside = "/.sandbox-await";
+
 /// Everything prepared for one run of an isolating driver.
 struct sandbox_setup {
     std::string binary;  ///< the tool, an absolute path
@@ -29,14 +34,9 @@ struct sandbox_setup {
     env_list env;           ///< the environment inside the sandbox
     uid_t uid = 65534;      ///< the command's user inside (docker, podman, bubblewrap)
     gid_t gid = 65534;
-    bool drop_to_uid = false;             ///< bubblewrap, firejail: launch as uid:gid (the library runs as root)
-    std::vector<std::string> limit_prefix;  ///< joins the cgroups before the tool starts
-    std::vector<std::string> cgroup_procs;  ///< the same cgroups' cgroup.procs files (landlock's helper joins them)
+    bool drop_to_uid = false;               ///< launch the tool as uid:gid (the library runs as root)
+    std::vector<std::string> cgroup_procs;  ///< the run's cgroups' cgroup.procs files, joined before the tool starts
     std::uint64_t rlimit_as = 0;            ///< no cgroups: per-process address-space limit
-    std::string setpriv = "setpriv";        ///< util-linux tools, absolute paths when found
-    std::string prlimit = "prlimit";
-    std::string unshare = "unshare";        ///< under root: the private mount namespace the tool starts in
-    std::string mount_tool = "mount";
     std::vector<std::string> host_writable_mounts;  ///< firejail: made read-only one by one
     std::filesystem::path hidden_base_dir;          ///< firejail: the base dir, when /tmp does not hide it
     std::string cid_file;                           ///< docker and podman: --cidfile
@@ -58,6 +58,9 @@ struct sandbox_setup {
     /// program (pass_fds), firejail's helper that loads the filter in the jail.
     std::vector<std::pair<std::string, std::string>> idmapped_binds;
     std::string seccomp_exec;  ///< sandbox-seccomp-exec, an absolute path
+    /// A sandbox started ahead: the stub (sandbox-spawn) on the host, shown to the sandbox at
+    /// its path where host paths are kept, else bound at /.sandbox-await.
+    std::string warm_stub;
     /// The rows of the syscall table (sys/syscall_rules.hpp) this run's command is refused.
     std::uint32_t syscall_rules = 0;
     /// launch_plan::pass_fds, owned by run_resources::fds: bubblewrap's seccomp program
@@ -65,11 +68,21 @@ struct sandbox_setup {
     std::vector<int> pass_fds;
 };
 
-/// Under a root caller, steps run as root in a private mount namespace before the tool
-/// starts unprivileged: "bind SRC DST" (bound nosuid, nodev), "tmp SIZE N PATH..." (a
-/// tmpfs of SIZE bytes over /tmp, with the N paths below /tmp kept in place). Returns the argv prefix (empty
-/// when there are no steps); a failing step exits 125 with "sandbox: cannot bind ...".
-std::vector<std::string> mount_prelude(const sandbox_setup& s, const std::vector<std::string>& steps);
+/// What the spawn applies before the tool starts, on every isolating driver: the run's
+/// cgroups, the address-space limit when there are none, and under a root caller the
+/// command's user (uid:gid, no groups, no capabilities).
+confinement launch_confinement(const sandbox_setup& s);
+
+/// bubblewrap's: launch_confinement(), and under a root caller a private mount namespace
+/// where the work dir is bound over the base dir and idmapped writable paths over their host
+/// paths, before bwrap starts unprivileged.
+confinement bubblewrap_confinement(const sandbox_setup& s);
+
+/// firejail's: launch_confinement() without the address-space limit (firejail's own
+/// --rlimit-as applies it in the jail), and under a root caller a private mount namespace
+/// where writable paths are bound onto themselves (from their idmapped mounts when the
+/// account does not own them) and, with a disk limit, /tmp is a bounded tmpfs.
+confinement firejail_confinement(const sandbox_setup& s);
 
 std::vector<std::string> container_argv(const sandbox_setup& s, const execution_policy& policy,
                                         const driver_options& options, bool podman,

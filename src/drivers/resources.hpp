@@ -5,6 +5,7 @@
 
 #include "drivers/run_record.hpp"
 #include "sys/cgroup.hpp"
+#include "sys/dynamic_uid.hpp"
 #include <sandbox/detail/unique_fd.hpp>
 
 #include <filesystem>
@@ -24,6 +25,7 @@ struct run_resources {
     bool container_created = false;
     int idmapped = 0;   ///< writable paths shown through idmapped mounts below the record
     std::vector<unique_fd> fds;  ///< handed to the launched program (a Landlock ruleset, a seccomp program)
+    std::optional<run_uid> uid;  ///< the run's own uid, held until everything of the run is gone
     run_record record;  ///< for a later sweep, should this process die before release()
 
     void release() noexcept;

@@ -5,6 +5,13 @@
 
 #include "drivers/driver_spec.hpp"
 #include "drivers/support.hpp"
+#include "drivers/warm_pool.hpp"
+
+#include <sandbox/errors.hpp>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <unistd.h>
 
@@ -16,10 +23,16 @@ namespace {
 
 class driver_runner final : public command_runner {
 public:
-    driver_runner(execution_policy policy, driver_options options, const driver_spec& spec)
-        : policy_(std::move(policy)), options_(std::move(options)), spec_(spec)
+    driver_runner(execution_policy policy, driver_options options, const driver_spec& spec,
+                  std::optional<std::pair<uid_t, gid_t>> fixed_user)
+        : policy_(std::move(policy)), options_(std::move(options)), spec_(spec), fixed_user_(fixed_user)
     {
         if (spec_.on_create) spec_.on_create(context());
+    }
+
+    ~driver_runner() override
+    {
+        if (auto pool = std::atomic_load(&pool_)) pool->close();
     }
 
     const execution_policy& policy() const override { return policy_; }
@@ -31,7 +44,8 @@ public:
     {
         launch_plan plan;
         try {
-            plan = spec_.plan(context(), std::move(args), o);
+            if (auto warm = take_warm(args, o)) plan = std::move(*warm);
+            else plan = spec_.plan(context(), std::move(args), o);
         } catch (...) {
             return complete_later(ex, std::move(h), std::current_exception());
         }
@@ -50,6 +64,26 @@ public:
                                 limits_for(policy_, options_, o));
     }
 
+    asio::awaitable<void> prewarm(std::size_t count, std::chrono::seconds idle) override
+    {
+        if (!spec_.isolating) co_return;  // the host driver: nothing to start
+        if (spec_.id == driver::slurm)
+            throw launch_error(errc::driver_unavailable,
+                               "Failed to start srun: the slurm driver cannot start sandboxes ahead: each command is a "
+                               "job step the scheduler places when it is asked for");
+        auto pool = warm_pool_of_this();
+        auto ex = co_await asio::this_coro::executor;
+        co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr)>(
+            [pool, count, idle, ex](auto handler) {
+                auto h = std::make_shared<decltype(handler)>(std::move(handler));
+                pool->fill(count, idle, [h, ex](std::exception_ptr e) {
+                    asio::post(ex, [h, e]() mutable { std::move(*h)(e); });
+                });
+            },
+            asio::use_awaitable);
+    }
+    using command_runner::prewarm;
+
     launch_preview preview(std::vector<std::string> args, const exec_options& o) const override
     {
         auto plan = spec_.plan(context(), std::move(args), o);
@@ -59,11 +93,53 @@ public:
     using command_runner::preview;
 
 private:
-    driver_context context() const { return {spec_, policy_, options_, ::geteuid() == 0}; }
+    driver_context context() const { return {spec_, policy_, options_, ::geteuid() == 0, fixed_user_}; }
+
+    // The pool prewarm() fills, made on first use. Not in the coroutine: g++ 12 mishandles
+    // init-captures of lambdas made inside coroutine bodies.
+    std::shared_ptr<warm_pool> warm_pool_of_this()
+    {
+        if (auto pool = std::atomic_load(&pool_)) return pool;
+        // Its own copies: a sandbox may still be starting when the runner is gone.
+        struct owned {
+            execution_policy policy;
+            driver_options options;
+        };
+        auto copy = std::make_shared<const owned>(owned{policy_, options_});
+        const driver_spec* spec = &spec_;
+        std::fprintf(stderr, "DEBUG spec %p this %p\n", (const void*)spec, (const void*)this);
+        const bool root = ::geteuid() == 0;
+        auto user = fixed_user_;
+        auto made = std::make_shared<warm_pool>([copy, spec, root, user] {
+            std::fprintf(stderr, "DEBUG in lambda spec %p\n", (const void*)spec);
+            return start_warm({*spec, copy->policy, copy->options, root, user});
+        });
+        std::shared_ptr<warm_pool> none;
+        return std::atomic_compare_exchange_strong(&pool_, &none, made) ? made : none;
+    }
+
+    // A sandbox started ahead for this execution, if one is ready and the execution can use it.
+    std::optional<launch_plan> take_warm(const std::vector<std::string>& args, const exec_options& o)
+    {
+        auto pool = std::atomic_load(&pool_);
+        if (!pool || o.stdin_fd >= 0 || args.empty()) return std::nullopt;  // the hand-off needs stdin
+        auto w = pool->take();
+        if (!w) return std::nullopt;
+        try {
+            return warm_launch(context(), *w, args, o);
+        } catch (...) {
+            std::vector<warm_sandbox> gone;
+            gone.push_back(std::move(*w));
+            discard_later(std::move(gone));
+            throw;
+        }
+    }
 
     execution_policy policy_;
     driver_options options_;
     const driver_spec& spec_;
+    std::optional<std::pair<uid_t, gid_t>> fixed_user_;
+    std::shared_ptr<warm_pool> pool_;  // made by the first prewarm(); atomic: executions read it on any thread
 };
 
 // Milliseconds to nanoseconds without overflowing (a timeout of centuries is "never"), and
@@ -78,9 +154,10 @@ std::chrono::nanoseconds to_ns(std::chrono::milliseconds ms)
 
 }  // namespace
 
-std::unique_ptr<command_runner> make_driver_runner(execution_policy policy, driver_options options, driver d)
+std::unique_ptr<command_runner> make_driver_runner(execution_policy policy, driver_options options, driver d,
+                                                   std::optional<std::pair<uid_t, gid_t>> fixed_user)
 {
-    return std::make_unique<driver_runner>(std::move(policy), std::move(options), spec_of(d));
+    return std::make_unique<driver_runner>(std::move(policy), std::move(options), spec_of(d), fixed_user);
 }
 
 std::vector<std::string> env_strings(const env_list& env)

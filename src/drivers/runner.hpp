@@ -9,14 +9,17 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace sandbox::detail {
 
-/// A runner executing the row of `d` (drivers/table.cpp).
-std::unique_ptr<command_runner> make_driver_runner(execution_policy policy, driver_options options, driver d);
+/// A runner executing the row of `d` (drivers/table.cpp). `fixed_user`: the uid:gid all its
+/// runs take (a session's, whose work dir is theirs) instead of a uid of each run's own.
+std::unique_ptr<command_runner> make_driver_runner(execution_policy policy, driver_options options, driver d,
+                                                   std::optional<std::pair<uid_t, gid_t>> fixed_user = std::nullopt);
 
 /// "NAME=value" strings.
 std::vector<std::string> env_strings(const env_list& env);

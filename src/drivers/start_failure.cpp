@@ -18,7 +18,13 @@ bool as_start_failure(exec_result& r, driver d, std::string_view tool, const std
     if (line.empty() || line.find('\n') != std::string::npos) return false;
 
     const auto& spec = spec_of(d);
-    const std::string reason = spec.start_failure ? spec.start_failure(r.exit_code, line, command) : std::string();
+    // The library's own stub and launcher, on every driver (a sandbox started ahead).
+    const std::string ours = "sandbox: cannot execute " + command + ": ";
+    std::string reason;
+    if ((r.exit_code == 126 || r.exit_code == 127) && line.size() > ours.size() && line.compare(0, ours.size(), ours) == 0)
+        reason = line.substr(ours.size());
+    else if (spec.start_failure)
+        reason = spec.start_failure(r.exit_code, line, command);
     if (reason.empty()) return false;
     const bool missing = reason == "not found" || reason == "No such file or directory";
     r.exit_code = missing ? exit_codes::command_not_found : exit_codes::cannot_execute;

@@ -94,6 +94,7 @@ void tag_invoke(const json::value_from_tag&, json::value& jv, const exec_result&
         o["usage"] = nullptr;
     o["oom_killed"] = r.oom_killed;
     o["start_error"] = start_error_to_json(r.start_error);
+    o["warm"] = r.warm;
     jv = std::move(o);
 }
 
@@ -140,6 +141,8 @@ exec_result tag_invoke(const json::value_to_tag<exec_result>&, const json::value
             r.oom_killed = detail::json_bool(v, what, key);
         } else if (key == "start_error") {
             r.start_error = start_error_from_json(v, what);
+        } else if (key == "warm") {
+            r.warm = detail::json_bool(v, what, key);
         } else {
             throw std::invalid_argument(detail::json_key_error(what, key, "is not a known key"));
         }

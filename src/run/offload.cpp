@@ -17,6 +17,8 @@ asio::execution_context::id offload_service::id;
 
 namespace {
 
+thread_local bool library_thread = false;
+
 // Two threads of each kind: two cores' worth of spawning (posix_spawn holds its thread
 // 70-100 us a launch, so one thread alone already outruns the kernel's ~1,500 execs a second
 // here), and removals that do not wait for each other.
@@ -34,7 +36,10 @@ struct kind_pool {
     {
         for (; threads < threads_per_kind; ++threads) {
             try {
-                std::thread([p = &pool] { p->attach(); }).detach();
+                std::thread([p = &pool] {
+                    library_thread = true;
+                    p->attach();
+                }).detach();
             } catch (...) {
                 break;
             }
@@ -47,6 +52,7 @@ struct pools {
     pid_t owner;
     kind_pool spawn;
     kind_pool blocking;
+    kind_pool warm;
 };
 
 asio::thread_pool* pool_for(worker w) noexcept
@@ -57,14 +63,21 @@ asio::thread_pool* pool_for(worker w) noexcept
     // Never destroyed: the threads must outlive every static that a job may touch. A forked
     // child has none of its parent's threads, so it gets its own (the old ones are leaked).
     if (!current || current->owner != ::getpid()) {
-        auto* made = new (std::nothrow) pools{::getpid(), {}, {}};
+        auto* made = new (std::nothrow) pools{::getpid(), {}, {}, {}};
         if (!made) return nullptr;
         current = made;
     }
-    return (w == worker::spawn ? current->spawn : current->blocking).grown();
+    switch (w) {
+    case worker::spawn: return current->spawn.grown();
+    case worker::blocking: return current->blocking.grown();
+    case worker::warm: return current->warm.grown();
+    }
+    return nullptr;
 }
 
 }  // namespace
+
+bool on_library_thread() noexcept { return library_thread; }
 
 void run_on(worker w, std::function<void()> job)
 {

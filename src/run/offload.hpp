@@ -22,8 +22,9 @@
 
 namespace sandbox::detail {
 
-/// Which threads run a step: spawns must not queue behind a long removal.
-enum class worker { spawn, blocking };
+/// Which threads run a step: spawns must not queue behind a long removal, nor removals behind
+/// sandboxes being started ahead (command_runner::prewarm), which wait for their tools.
+enum class worker { spawn, blocking, warm };
 
 /// Runs `job` on a thread of `w`. The threads belong to the process, not to an io_context,
 /// and never end: a launcher that dies with the thread that started it
@@ -31,6 +32,9 @@ enum class worker { spawn, blocking };
 /// fork, the child process gets threads of its own on first use. Where no thread can be made
 /// at all (the process limit is reached), `job` runs on the caller's thread.
 void run_on(worker w, std::function<void()> job);
+
+/// True on one of the threads run_on() uses: they live as long as the process.
+bool on_library_thread() noexcept;
 
 /// Per io_context, hands the results of offloaded steps back to the context, and makes sure
 /// nothing is handed back, and nothing of the context is touched by a worker, once the

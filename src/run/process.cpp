@@ -154,17 +154,17 @@ bool process_state::add_waiter(const std::shared_ptr<waiter>& w)
 process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_limits& limits)
 {
     auto state = std::make_shared<process_state>(ex, std::move(plan), limits);
-    auto fail = [&](boost::system::error_code code, const std::string& why) {
+    auto fail = [&](boost::system::error_code code, const std::string& why, bool setup_failed = true) {
         const auto message = state->plan.failure_prefix + ": " + why;
         // On isolating drivers the program that failed is the driver's own tool.
-        if (state->plan.throw_on_start_failure &&
+        if (state->plan.throw_on_start_failure && !(state->plan.runs_command_itself && !setup_failed) &&
             (code == errc::command_not_found || code == errc::command_not_executable))
             code = errc::driver_unavailable;
         state->shut_down();
         throw launch_error(code, message);
     };
-    spawn_request req{.argv = state->plan.argv, .env = state->plan.env, .cwd = state->plan.cwd, .stdin_socket = true,
-                      .pass_fds = state->plan.pass_fds};
+    auto req = take_spawn_request(state->plan);
+    req.stdin_socket = true;
     child_pipes pipes;
     std::string what;
     if (auto ec = prepare_spawn(req, pipes, what))
@@ -186,7 +186,7 @@ process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_l
     auto outcome_future = task.get_future();
     run_on(worker::spawn, [&task] { task(); });
     auto o = outcome_future.get();
-    if (o.error) fail(classify_spawn_error(req, o.error, o.what), describe_spawn_error(req, o.error, o.what));
+    if (o.error) fail(classify_spawn_error(req, o.error, o.what), describe_spawn_error(req, o.error, o.what), o.setup_failed);
     {
         std::lock_guard lock(state->mutex);
         state->child = std::move(o.child);

@@ -9,12 +9,14 @@
 // All state of one execution lives on its own strand, so an io_context run by several
 // threads is safe. The decisions (when to signal, when to stop reading, when to reap) are
 // made by exec_machine; this file only performs them.
+#include "run/end_line.hpp"
 #include "run/exec_outcome.hpp"
 #include "run/offload.hpp"
 #include "run/output_pipe.hpp"
 #include "run/pending_handler.hpp"
 #include "run/process_runner.hpp"
 #include "run/spawn.hpp"
+#include "run/spawn_wire.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -24,6 +26,7 @@
 
 #include <signal.h>
 
+#include <cstdio>
 #include <memory>
 
 namespace sandbox::detail {
@@ -99,6 +102,7 @@ private:
     void start()
     {
         if (machine_.cancelled()) return complete(aborted(), {});
+        if (plan_.started) return adopt();
         if (plan_.on_launch) {
             try {
                 plan_.on_launch(launch_preview{plan_.argv, plan_.env, plan_.cwd});
@@ -109,14 +113,10 @@ private:
                 });
             }
         }
-        auto req = std::make_shared<spawn_request>(spawn_request{
-            .argv = std::move(plan_.argv),
-            .env = plan_.cleanup_argv.empty() ? std::move(plan_.env) : plan_.env,  // the removal needs it too
-            .cwd = std::move(plan_.cwd),
-            .stdin_socket = stdin_ && !stdin_->empty(),
-            .stdin_fd = plan_.stdin_fd,
-            .pass_fds = plan_.pass_fds,
-            .open_pidfd = limits_.timing.exit_watch_delay.count() <= 0});
+        auto req = std::make_shared<spawn_request>(take_spawn_request(plan_));
+        req->stdin_socket = stdin_ && !stdin_->empty();
+        req->stdin_fd = plan_.stdin_fd;
+        req->open_pidfd = limits_.timing.exit_watch_delay.count() <= 0;
         child_pipes pipes;
         std::string what;
         error_code ec;
@@ -143,10 +143,55 @@ private:
     {
         if (o.error)
             return start_failed(classify_spawn_error(req, o.error, o.what),
-                                plan_.failure_prefix + ": " + describe_spawn_error(req, o.error, o.what));
-        child_ = std::move(o.child);
+                                plan_.failure_prefix + ": " + describe_spawn_error(req, o.error, o.what), o.setup_failed);
+        run(std::move(o.child), o.started);
+    }
+
+    // A sandbox started ahead: its tool runs and waits on stdin. What it reads first says which
+    // command to run; the clocks start now.
+    void adopt()
+    {
+        auto& started = *plan_.started;
+        if (plan_.on_launch) {
+            try {
+                plan_.on_launch(launch_preview{plan_.argv, plan_.env, plan_.cwd});
+            } catch (...) {  // the sandbox goes, unused
+                stop_io();
+                child_ = std::move(started.child);
+                child_.kill_and_reap();
+                return clean_up_async(strand_, plan_, true, [self = shared_from_this(), ep = std::current_exception()] {
+                    self->complete(ep, {});
+                });
+            }
+        }
+        error_code ec;
+        if (out_.assign(started.stdout_r.get(), ec) || err_.assign(started.stderr_r.get(), ec) ||
+            in_.assign(asio::local::stream_protocol(), started.stdin_w.get(), ec)) {
+            out_.release();
+            err_.release();
+            if (in_.is_open()) in_.release();
+            child_ = std::move(started.child);
+            child_.kill_and_reap();
+            return start_failed(ec, plan_.failure_prefix + ": cannot watch the pipes: " + ec.message());
+        }
+        started.stdout_r.release();
+        started.stderr_r.release();
+        started.stdin_w.release();
+        stdin_ = started.hand_off + (stdin_ ? *stdin_ : std::string());
+        warm_ = true;
+        if (!started.end_token.empty()) {
+            const auto prefix = wire::end_line_prefix(started.end_token);
+            out_end_.emplace(prefix);
+            err_end_.emplace(prefix);
+        }
+        run(std::move(started.child), clock::now());
+    }
+
+    void run(child_process child, clock::time_point started)
+    {
+        child_ = std::move(child);
         child_.kill_through(plan_.kill_request_signal);
-        start_time_ = o.started;
+        start_time_ = started;
         wait_readable(stream_kind::out);
         wait_readable(stream_kind::err);
         if (in_.is_open())
@@ -185,6 +230,17 @@ private:
     void deliver(stream_kind k, std::string_view chunk)
     {
         machine_.on_output(clock::now());
+        if (auto& end = k == stream_kind::out ? out_end_ : err_end_; end && !end->done()) {
+            const auto passed = end->feed(chunk);
+            if (!passed.empty()) deliver_output(k, passed);
+            if (end->done()) end_line_seen(k);
+            return;
+        }
+        deliver_output(k, chunk);
+    }
+
+    void deliver_output(stream_kind k, std::string_view chunk)
+    {
         if (k == stream_kind::err && plan_.err_sieve) {
             const auto passed = plan_.err_sieve->feed(chunk);
             if (!passed.empty()) pass_on(k, passed);
@@ -207,8 +263,49 @@ private:
         }
     }
 
+    // The end line of a sandbox started ahead on one stream: the rest of it is the engine's.
+    // Both seen: the command has ended, and how is on stdout's.
+    void end_line_seen(stream_kind k)
+    {
+        stream(k).close();
+        if (!out_end_->done() || !err_end_->done()) return;
+        int status = 0;
+        long long utime = 0, stime = 0;
+        long maxrss = 0;
+        if (std::sscanf(out_end_->fields().c_str(), " %d %lld %lld %ld", &status, &utime, &stime, &maxrss) != 4)
+            return apply_closed_streams();
+        exit_info e;
+        std::tie(e.exit_code, e.term_signal) = decode_wait_status(status);
+        // A SIGKILL may be the memory limit's: the engine's cgroup says, after its teardown.
+        if (e.term_signal == SIGKILL) return apply_closed_streams();
+        e.usage = resource_usage{std::chrono::microseconds(utime), std::chrono::microseconds(stime),
+                                 static_cast<std::uint64_t>(maxrss) * 1024, true};
+        stop_io();
+        exit_seen_ = true;
+        auto result = ran_result(out_.tail(), err_.tail(), &e, machine_.timed_out(), clock::now() - start_time_);
+        // The tool ends by itself once its sandbox is torn down; it is reaped, and the run's
+        // work dir and cgroups removed, then, off this thread and without holding the result.
+        child_.close_pidfd();
+        abandon(std::move(child_), std::exchange(plan_.cleanup, nullptr));
+        plan_.measure = nullptr;  // the usage came with the end line
+        complete(outcome_error(), std::move(result));
+    }
+
+    // The end lines did not say (or said SIGKILL): the tool's own end decides, as for a cold run.
+    void apply_closed_streams()
+    {
+        for (auto k : {stream_kind::out, stream_kind::err}) {
+            apply(machine_.on_stream_closed(k));
+            if (finished_) return;
+        }
+        if (!exit_seen_ && child_.exited()) on_exited();
+        else if (!exit_seen_ && machine_.start_watching()) watch_exit();
+    }
+
     void stream_closed(stream_kind k)
     {
+        if (auto& end = k == stream_kind::out ? out_end_ : err_end_; end && !end->done())
+            if (const auto held = end->finish(); !held.empty()) deliver_output(k, held);
         if (k == stream_kind::err && plan_.err_sieve)
             if (const auto rest = plan_.err_sieve->finish(); !rest.empty()) pass_on(k, rest);
         stream(k).close();
@@ -329,12 +426,13 @@ private:
         complete(outcome_error(), std::move(result));
     }
 
-    void start_failed(boost::system::error_code code, const std::string& message)
+    // `setup_failed`: the launch's own step failed, not the program's exec.
+    void start_failed(boost::system::error_code code, const std::string& message, bool setup_failed = true)
     {
         stop_io();
         exec_result result;
-        std::exception_ptr ep = machine_.cancelled() ? aborted()
-                                                     : start_failure(code, message, plan_.throw_on_start_failure, result);
+        const bool launchers = plan_.throw_on_start_failure || (setup_failed && !plan_.limits.empty());
+        std::exception_ptr ep = machine_.cancelled() ? aborted() : start_failure(code, message, launchers, result);
         if (!ep && on_output_) {
             try {
                 on_output_(stream_kind::err, result.err);
@@ -357,6 +455,7 @@ private:
                 ep = std::current_exception();
             }
         }
+        result.warm = warm_;
         finished_ = true;
         completed_ = true;
         handler_.complete(ep, std::move(result));
@@ -381,12 +480,25 @@ private:
     clock::time_point armed_ = clock::time_point::max();
     std::uint64_t timer_generation_ = 0;
     std::exception_ptr callback_error_;
+    std::optional<end_line_scanner> out_end_, err_end_;  // a sandbox started ahead that reports its command's end
+    bool warm_ = false;
     bool exit_seen_ = false;
     bool finished_ = false;   // no more I/O or clocks
     bool completed_ = false;  // the handler has been called, or is queued
 };
 
 }  // namespace
+
+spawn_request take_spawn_request(launch_plan& plan)
+{
+    return spawn_request{.argv = std::move(plan.argv),
+                         .env = plan.cleanup_argv.empty() ? std::move(plan.env) : plan.env,  // the removal needs it too
+                         .cwd = std::move(plan.cwd),
+                         .pass_fds = plan.pass_fds,
+                         .through_helper = plan.through_helper,
+                         .search_path = plan.search_path,
+                         .limits = plan.limits};
+}
 
 void start_process(asio::any_io_executor ex, launch_plan plan, run_limits limits,
                    std::optional<std::string> stdin_data, output_callback on_output, run_handler handler)

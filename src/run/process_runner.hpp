@@ -3,9 +3,11 @@
 #define SANDBOX_SRC_RUN_PROCESS_RUNNER_HPP
 
 #include "run/child.hpp"
+#include "run/confinement.hpp"
 #include "run/exec_machine.hpp"
 #include "run/line_sieve.hpp"
 #include "run/pending_handler.hpp"
+#include "run/spawn.hpp"
 
 #include <sandbox/detail/config.hpp>
 #include <sandbox/exec_options.hpp>
@@ -27,6 +29,20 @@
 
 namespace sandbox::detail {
 
+/// A sandbox started ahead of its command (drivers/warm_pool.hpp) that an execution takes:
+/// its tool already runs, waiting on stdin for the command.
+struct started_sandbox {
+    child_process child;
+    unique_fd stdin_w, stdout_r, stderr_r;
+    /// Written to stdin before the command's own input: which command, where, with what.
+    std::string hand_off;
+    /// With `sandbox-spawn --await --report`: the token of the end lines it writes on stdout
+    /// and stderr when the command ends. The execution completes then, with the status and
+    /// usage those lines carry, and the tool's own end (a container's teardown) and the
+    /// cleanup follow in the background. Empty: the tool's exit is the command's.
+    std::string end_token;
+};
+
 /// What a driver hands the process runner: the real command line and how to clean up.
 struct launch_plan {
     std::vector<std::string> argv;  ///< argv[0] without a slash is looked up on the parent's PATH
@@ -36,6 +52,18 @@ struct launch_plan {
     /// Descriptors the launched program gets as 3, 4, ...: owned by the driver (its cleanup
     /// closes them), open until then.
     std::vector<int> pass_fds;
+    /// What the child applies to itself before it executes argv (the spawn helper does it);
+    /// its descriptors are owned by the driver, as pass_fds.
+    confinement limits;
+    /// Launch through the library's spawn helper even without a confinement
+    /// (driver_options::spawn_helper).
+    bool through_helper = false;
+    /// Where argv[0] without a slash is looked up: this PATH; empty: this process's PATH.
+    std::string search_path;
+    /// argv is the command itself, not a tool in front of it (landlock): its failing to
+    /// start is the command's (a 127 or 126 result), while a confinement step failing is
+    /// still the driver's (launch_error).
+    bool runs_command_itself = false;
     /// Prefix of the message when the program cannot be started, e.g. "Failed to start docker".
     std::string failure_prefix = "Failed to start host process";
     /// true: a start failure completes with launch_error; false: with a 127 result whose
@@ -67,6 +95,9 @@ struct launch_plan {
     std::shared_ptr<line_sieve> err_sieve;
     /// exec_options::on_launch: called on the strand just before the spawn.
     std::function<void(const launch_preview&)> on_launch;
+    /// Set: nothing is spawned; the execution takes this sandbox started ahead, and its
+    /// result says warm.
+    std::shared_ptr<started_sandbox> started;
 };
 
 struct run_limits {
@@ -74,6 +105,10 @@ struct run_limits {
     std::size_t stdout_cap = 1048576;
     std::size_t stderr_cap = 1048576;
 };
+
+/// The spawn of `plan`'s program: its argv, environment, cwd, passed descriptors and
+/// confinement, the first three moved out (the environment stays when the cleanup needs it).
+spawn_request take_spawn_request(launch_plan& plan);
 
 /// Starts one execution. Completes once the main process is reaped, through the handler's
 /// associated executor: with a result (also for non-zero exits and timeouts), with

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "run/spawn.hpp"
 
+#include "run/helper_spawn.hpp"
+#include "run/offload.hpp"
+
 #include <sandbox/errors.hpp>
 
 
@@ -173,6 +176,33 @@ std::error_code prepare_spawn(const spawn_request& req, child_pipes& p, std::str
 }
 
 spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes)
+{
+    const bool confined = !req.limits.empty() || !req.search_path.empty();
+    if (confined || req.through_helper) {
+        bool available = false;
+        auto out = spawn_through_helper(req, pipes, available);
+        if (available) return out;
+        if (confined) {
+            // Nothing but the helper can apply it: never launch without it.
+            pipes.stdin_child.reset();
+            pipes.stdout_child.reset();
+            pipes.stderr_child.reset();
+            pipes.passed.clear();
+            if (on_library_thread()) {
+                out.error = std::make_error_code(std::errc::no_such_file_or_directory);
+                out.what = "the library's spawn helper, sandbox-spawn, was not found (installed with the library at " +
+                           std::string(SANDBOX_SPAWN_HELPER_INSTALLED) + ", or named by SANDBOX_SPAWN_HELPER)";
+            } else {
+                out.error = std::make_error_code(std::errc::resource_unavailable_try_again);
+                out.what = "no thread of the library could be made to start the spawn helper from";
+            }
+            return out;
+        }
+    }
+    return spawn_child_here(req, pipes);
+}
+
+spawn_outcome spawn_child_here(const spawn_request& req, child_pipes& pipes)
 {
     spawn_outcome out;
     file_actions fa;

@@ -6,6 +6,7 @@
 #define SANDBOX_SRC_RUN_SPAWN_HPP
 
 #include "run/child.hpp"
+#include "run/confinement.hpp"
 
 #include <sandbox/detail/unique_fd.hpp>
 
@@ -37,6 +38,15 @@ struct spawn_request {
     /// Open a pidfd for the child right away (else the caller may open one later: the child
     /// cannot be reaped by anyone else, so its pid keeps naming it).
     bool open_pidfd = true;
+    /// Through the spawn helper even without a confinement (then, when it is not installed, with
+    /// posix_spawn here).
+    bool through_helper = false;
+    /// Where argv[0] without a slash is looked up; empty: this process's PATH. Only the spawn
+    /// helper takes another (posix_spawnp searches the caller's).
+    std::string search_path;
+    /// What the child applies to itself before the exec; only the spawn helper can (see
+    /// spawn_child). Its descriptors (ruleset, program) are the caller's, open until the spawn.
+    confinement limits;
 };
 
 /// The three standard streams: the child's ends (given to the spawn, then closed) and ours
@@ -60,14 +70,24 @@ struct spawn_outcome {
     std::string what;       ///< the step that failed when it was not the exec itself
     child_process child;
     std::chrono::steady_clock::time_point started{};
+    /// A step of the confinement failed (joining a cgroup, becoming the user...): the
+    /// launch's own failure, never the command's.
+    bool setup_failed = false;
 };
 
-/// posix_spawn (clone(CLONE_VM|CLONE_VFORK): nothing of the parent is copied, whatever its
-/// size) in a new session with an empty signal mask, every signal at its default disposition
-/// (also those the parent ignores: the command's behaviour must not depend on the server
-/// that started it), descriptors 0-2 only, the cwd and the environment of `req`. Closes the
-/// child's ends in `pipes`. Blocks until the child has exec'd: never call it on an io thread.
+/// Starts the child in a new session with an empty signal mask, every signal at its default
+/// disposition (also those the parent ignores: the command's behaviour must not depend on the
+/// server that started it), descriptors 0-2 (and the passed ones) only, the cwd, the
+/// environment and the confinement of `req`. Through the library's spawn helper when it is
+/// installed (run/helper_spawn.hpp: a small process whose fork costs the same whatever this
+/// one holds), which a confinement requires; else with posix_spawn here
+/// (clone(CLONE_VM|CLONE_VFORK): nothing of this process is copied, whatever its size).
+/// Either way this process is the child's parent. Closes the child's ends in `pipes`. Blocks
+/// until the child has exec'd: never call it on an io thread.
 spawn_outcome spawn_child(const spawn_request& req, child_pipes& pipes);
+
+/// The same with posix_spawn, in this process, never through the helper.
+spawn_outcome spawn_child_here(const spawn_request& req, child_pipes& pipes);
 
 /// "argv[0]: reason" for a failure.
 std::string describe_spawn_error(const spawn_request& req, std::error_code ec, const std::string& what);

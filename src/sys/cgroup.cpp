@@ -258,18 +258,6 @@ cgroup_limits cgroup_limits::existing(const std::string& name)
     return found;
 }
 
-std::vector<std::string> cgroup_limits::join_prefix() const
-{
-    // The shell writes its own pid into each cgroup.procs, then becomes the command.
-    std::vector<std::string> args{"/bin/sh", "-c",
-                                  "while [ \"$1\" != -- ]; do echo $$ > \"$1\" || exit 125; shift; done; shift; "
-                                  "exec \"$@\"",
-                                  "sandbox-cgroup"};
-    for (const auto& d : dirs_) args.push_back((d / "cgroup.procs").string());
-    args.push_back("--");
-    return args;
-}
-
 void cgroup_limits::remove() noexcept
 {
     for (const auto& dir : dirs_) {

@@ -46,10 +46,6 @@ public:
     cgroup_limits(const cgroup_limits&) = delete;
     ~cgroup_limits() { remove(); }
 
-    /// A launch prefix that moves itself into the cgroups, then execs the rest of the argv:
-    /// the command is inside before it can fork.
-    std::vector<std::string> join_prefix() const;
-
     /// The cgroups named `name` that exist (left by a run whose process died), to remove().
     static cgroup_limits existing(const std::string& name);
 

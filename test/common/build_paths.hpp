@@ -13,6 +13,7 @@ const char* test_child();      ///< test/common/test_child.cpp's program
 const char* seccomp_exec();    ///< sandbox-seccomp-exec
 const char* syscall_probe();   ///< sandbox_syscall_probe (static)
 const char* landlock_exec();   ///< sandbox-landlock-exec
+const char* spawn_helper();    ///< sandbox-spawn
 const char* run_bin();         ///< sandbox-run ("" when the command-line tool is not built)
 const char* no_pidfd_tool();   ///< test/tools/no_pidfd.cpp's program
 

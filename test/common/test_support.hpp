@@ -44,11 +44,13 @@ inline std::string file_contents(const std::filesystem::path& p)
     return out;
 }
 
-/// The library runs sandbox-seccomp-exec from its installed path only (or the one the
-/// variable names): the tests take the one just built.
+/// The library runs its helpers (sandbox-seccomp-exec, sandbox-landlock-exec, sandbox-spawn)
+/// from their installed paths only (or the ones the variables name): the tests take the ones
+/// just built.
 inline const bool seccomp_exec_from_the_build = [] {
     ::setenv("SANDBOX_SECCOMP_EXEC", build::seccomp_exec(), 0);
     ::setenv("SANDBOX_LANDLOCK_EXEC", build::landlock_exec(), 0);
+    ::setenv("SANDBOX_SPAWN_HELPER", build::spawn_helper(), 0);
     return true;
 }();
 

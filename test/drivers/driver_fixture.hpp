@@ -8,7 +8,9 @@
 #include "driver_availability.hpp"
 #include "ended_runs.hpp"
 
+#include "drivers/runner.hpp"
 #include "sys/cgroup.hpp"
+#include "sys/dynamic_uid.hpp"
 #include "drivers/support.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -233,6 +235,15 @@ struct driver_env {
         return {};
     }
 };
+
+/// Whether `uid` is what a command of `d` runs as here: under a root caller, a uid of each
+/// run's own from the reserved range (bubblewrap, landlock, docker, podman) or firejail's
+/// account; else the caller's own.
+inline bool is_command_uid(driver d, uid_t uid)
+{
+    if (::geteuid() == 0 && d != driver::firejail) return detail::is_dynamic_uid(uid);
+    return uid == detail::command_ids(d, options_for(d)).first;
+}
 
 /// Prints a result when a check on it failed, to make failures readable.
 inline std::string describe(const exec_result& r)

@@ -47,11 +47,15 @@ BOOST_DATA_TEST_CASE(preview_is_the_real_command_line_and_leaves_nothing, data::
     driver_env e(d);
     const auto r = e.runner();
     const auto p = r->preview({"sh", "-c", "echo previewed"});
-    BOOST_TEST_REQUIRE(p.argv.size() > 3u);
+    BOOST_TEST_REQUIRE(p.argv.size() >= 3u);
     BOOST_TEST((std::vector<std::string>(p.argv.end() - 3, p.argv.end()) ==
                 std::vector<std::string>{"sh", "-c", "echo previewed"}));
-    BOOST_TEST(join(p.argv).find(to_string(d) == "bubblewrap" ? "bwrap" : std::string(to_string(d))) != std::string::npos,
-               join(p.argv));
+    // landlock with cgroups starts the command itself, confined by the spawn: nothing before it.
+    if (!(d == driver::landlock && cgroups_usable_here()))
+        BOOST_TEST(join(p.argv).find(to_string(d) == "bubblewrap" ? "bwrap" : std::string(to_string(d))) != std::string::npos,
+                   join(p.argv));
+    else
+        BOOST_TEST(p.argv.size() == 3u, join(p.argv));
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));  // the work dir made for it is gone
 
     // on_launch sees the command line that is started.

@@ -132,6 +132,12 @@ BOOST_DATA_TEST_CASE(the_variable_and_the_option_choose_the_binary_option_first,
     auto r = e.run({"true"});
     BOOST_TEST_INFO(describe(r));
     BOOST_TEST(r.success());
+    if (d == driver::landlock && cgroups_usable_here()) {
+        // With cgroups the command is confined by the spawn itself: the launcher, which the
+        // variable and the option name, runs only without them.
+        BOOST_TEST(r.out.empty());
+        return;
+    }
     BOOST_TEST(r.out.rfind("fake-from-variable ", 0) == 0u);
     // The fake tool got the driver's command line.
     switch (d) {

@@ -38,8 +38,6 @@ sandbox_setup make_setup(const std::string& binary)
     s.env = {{"A", "1"}, {"B", "two words"}, {"PATH", "/bin"}};
     s.uid = 65534;
     s.gid = 65534;
-    s.setpriv = "/usr/bin/setpriv";
-    s.prlimit = "/usr/bin/prlimit";
     return s;
 }
 
@@ -328,43 +326,32 @@ BOOST_AUTO_TEST_CASE(orphans_are_read_from_either_engines_listing)
 
 // ------------------------------------------------------------------ bubblewrap
 
-BOOST_AUTO_TEST_CASE(bubblewrap_starts_directly_without_drop_or_limits)
+// bwrap is the program the spawn executes: what used to run in front of it (a shell joining
+// the cgroups, setpriv, prlimit, a mount prelude) is the spawn's confinement now.
+BOOST_AUTO_TEST_CASE(bubblewrap_is_the_program_started_and_its_confinement_is_empty_by_default)
 {
-    const auto a = detail::bubblewrap_argv(make_setup("/usr/bin/bwrap"), no_net, user_argv);
+    const auto s = make_setup("/usr/bin/bwrap");
+    const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
     BOOST_TEST_INFO(join(a));
     BOOST_TEST(a.front() == "/usr/bin/bwrap");
-    BOOST_TEST(!has(a, {"/usr/bin/setpriv"}));
-    BOOST_TEST(!has_prefix_arg(a, "--reuid"));
-    BOOST_TEST(!has(a, {"/usr/bin/prlimit"}));
+    BOOST_TEST(detail::bubblewrap_confinement(s).empty());
 }
 
-BOOST_AUTO_TEST_CASE(bubblewrap_is_started_through_setpriv_only_when_dropping_to_the_uid)
+BOOST_AUTO_TEST_CASE(bubblewrap_drops_to_the_uid_joins_the_cgroups_and_limits_in_its_confinement)
 {
     auto s = make_setup("/usr/bin/bwrap");
     s.drop_to_uid = true;
     s.uid = 1234;
     s.gid = 5678;
-    const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
-    BOOST_TEST_INFO(join(a));
-    BOOST_TEST((find_seq(a, {"/usr/bin/setpriv", "--reuid=1234", "--regid=5678", "--clear-groups", "--",
-                             "/usr/bin/bwrap"}) == 0u));
-}
-
-BOOST_AUTO_TEST_CASE(bubblewrap_limit_prefix_comes_first_then_setpriv_then_prlimit)
-{
-    auto s = make_setup("/usr/bin/bwrap");
-    s.drop_to_uid = true;
-    s.limit_prefix = {"/bin/sh", "-c", "join", "sandbox-cgroup", "/cg/memory/x/cgroup.procs", "--"};
+    s.cgroup_procs = {"/cg/memory/x/cgroup.procs", "/cg/pids/x/cgroup.procs"};
     s.rlimit_as = 1 << 20;
-    const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
-    BOOST_TEST_INFO(join(a));
-    BOOST_TEST(find_seq(a, s.limit_prefix) == 0u);
-    const auto setpriv = find_seq(a, {"/usr/bin/setpriv"});
-    const auto prlimit = find_seq(a, {"/usr/bin/prlimit", "--as=1048576", "--"});
-    const auto bwrap = find_seq(a, {"/usr/bin/bwrap"});
-    BOOST_TEST(setpriv == s.limit_prefix.size());
-    BOOST_TEST(setpriv < prlimit);
-    BOOST_TEST(prlimit + 3 == bwrap);
+    const auto c = detail::bubblewrap_confinement(s);
+    BOOST_TEST((c.user && c.user->first == 1234u && c.user->second == 5678u));
+    BOOST_TEST(!c.setuid_program);
+    BOOST_TEST(c.cgroup_procs == s.cgroup_procs);
+    BOOST_TEST(c.rlimit_as == 1u << 20);
+    BOOST_TEST(!c.private_mounts);  // nothing to bind
+    BOOST_TEST(detail::bubblewrap_argv(s, no_net, user_argv).front() == "/usr/bin/bwrap");
 }
 
 BOOST_AUTO_TEST_CASE(bubblewrap_unshares_everything_and_drops_capabilities)
@@ -488,21 +475,18 @@ BOOST_AUTO_TEST_CASE(firejail_under_a_root_caller_starts_unprivileged_with_writa
     s.drop_to_uid = true;
     s.uid = 999;
     s.gid = 995;
-    s.setpriv = "/usr/bin/setpriv";
-    s.unshare = "/usr/bin/unshare";
-    s.mount_tool = "/usr/bin/mount";
     s.hidden_base_dir = "/srv/base";
     const auto a = detail::firejail_argv(s, no_net, user_argv);
     BOOST_TEST_INFO(join(a));
-    BOOST_TEST(a.at(0) == "/usr/bin/unshare");
-    const auto binds = find_seq(a, {"/usr/bin/mount", "bind", "/tmp/w", "/tmp/w", "bind", "/tmpfoo/x", "/tmpfoo/x", "--"});
-    const auto drop = find_seq(a, {"/usr/bin/setpriv", "--reuid=999", "--regid=995", "--clear-groups", "--"});
-    const auto jail = find_seq(a, {s.binary});
-    BOOST_REQUIRE(binds != std::string::npos);
-    BOOST_REQUIRE(drop != std::string::npos);
-    BOOST_TEST((binds < drop && drop < jail));
-    BOOST_TEST(a.at(binds - 1) == "sh");
-    BOOST_TEST(a.at(binds - 2).find("remount,bind,nosuid,nodev") != std::string::npos);
+    BOOST_TEST(a.at(0) == s.binary);
+    const auto c = detail::firejail_confinement(s);
+    BOOST_TEST((c.user && c.user->first == 999u && c.user->second == 995u));
+    BOOST_TEST(c.setuid_program);  // firejail needs its capabilities
+    BOOST_TEST(c.private_mounts);
+    BOOST_REQUIRE(c.mounts.size() == 2u);
+    BOOST_TEST((c.mounts[0].what == detail::mount_step::kind::bind && c.mounts[0].source == "/tmp/w" &&
+                c.mounts[0].target == "/tmp/w"));
+    BOOST_TEST((c.mounts[1].source == "/tmpfoo/x" && c.mounts[1].target == "/tmpfoo/x"));
     // Bound first (an idmapped mount shows the account as the owner, so firejail accepts
     // it), then opened again after --read-only=/, which remounts every submount read-only.
     BOOST_TEST(find_seq(a, {"--read-write=/tmp/w"}) > find_seq(a, {"--read-only=/"}));
@@ -521,28 +505,27 @@ BOOST_AUTO_TEST_CASE(firejail_under_a_root_caller_starts_in_a_private_mount_name
     auto s = firejail_setup();
     s.mounts.clear();
     s.drop_to_uid = true;
-    s.setpriv = "/usr/bin/setpriv";
-    s.unshare = "/usr/bin/unshare";
-    const auto a = detail::firejail_argv(s, no_net, user_argv);
-    BOOST_TEST_INFO(join(a));
-    BOOST_TEST(find_seq(a, {"/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/usr/bin/setpriv"}) == 0u);
+    const auto c = detail::firejail_confinement(s);
+    BOOST_TEST(c.private_mounts);
+    BOOST_TEST(c.mounts.empty());
     s.drop_to_uid = false;  // an unprivileged caller cannot make one; firejail is set-uid
-    BOOST_TEST(detail::firejail_argv(s, no_net, user_argv).at(0) == s.binary);
+    BOOST_TEST(!detail::firejail_confinement(s).private_mounts);
+    BOOST_TEST(!detail::firejail_confinement(s).user);
 }
 
 BOOST_AUTO_TEST_CASE(firejail_binds_an_idmapped_writable_path_and_filters_the_command_in_the_jail)
 {
     auto s = firejail_setup();
     s.drop_to_uid = true;
-    s.setpriv = "/usr/bin/setpriv";
-    s.unshare = "/usr/bin/unshare";
-    s.mount_tool = "/usr/bin/mount";
     s.idmapped_binds = {{"/tmp/r.run/rw0", "/tmp/w"}};
     s.seccomp_exec = "/tmp/b/sandbox-seccomp-exec";
     BOOST_TEST_REQUIRE(detail::parse_rules("io_uring,setid_files", s.syscall_rules));
     const auto a = detail::firejail_argv(s, no_net, user_argv);
     BOOST_TEST_INFO(join(a));
-    BOOST_TEST(has(a, {"bind", "/tmp/r.run/rw0", "/tmp/w", "bind", "/tmpfoo/x", "/tmpfoo/x", "--"}));
+    const auto c = detail::firejail_confinement(s);
+    BOOST_REQUIRE(c.mounts.size() == 2u);
+    BOOST_TEST((c.mounts[0].source == "/tmp/r.run/rw0" && c.mounts[0].target == "/tmp/w"));
+    BOOST_TEST((c.mounts[1].source == "/tmpfoo/x" && c.mounts[1].target == "/tmpfoo/x"));
     BOOST_TEST(has(a, {"--whitelist=/tmp/b/sandbox-seccomp-exec"}));  // --private-tmp would hide it
     // The filter is loaded in the jail, right before the command: firejail itself makes
     // set-id directories of its own.
@@ -664,47 +647,21 @@ BOOST_AUTO_TEST_CASE(firejail_is_given_plain_paths_only)
     BOOST_TEST(detail::firejail_path_problem("/tmp/d*").find("'*'") != std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(firejail_limits_prefix_and_rlimit)
+BOOST_AUTO_TEST_CASE(firejail_joins_the_cgroups_before_it_starts_and_limits_memory_in_the_jail)
 {
     auto s = firejail_setup();
-    s.limit_prefix = {"/bin/sh", "-c", "join", "sandbox-cgroup", "/cg/pids/x/cgroup.procs", "--"};
-    auto a = detail::firejail_argv(s, no_net, user_argv);
-    BOOST_TEST(find_seq(a, s.limit_prefix) == 0u);
-    BOOST_TEST(a[s.limit_prefix.size()] == "/usr/bin/firejail");
-    s.limit_prefix.clear();
+    s.cgroup_procs = {"/cg/pids/x/cgroup.procs"};
+    BOOST_TEST(detail::firejail_confinement(s).cgroup_procs == s.cgroup_procs);
+    s.cgroup_procs.clear();
     s.rlimit_as = 64u << 20;
-    a = detail::firejail_argv(s, no_net, user_argv);
+    const auto a = detail::firejail_argv(s, no_net, user_argv);
     BOOST_TEST(a.front() == "/usr/bin/firejail");
     BOOST_TEST(has(a, {"--rlimit-as=67108864"}));
     BOOST_TEST(find_seq(a, {"--rlimit-as=67108864"}) < find_seq(a, {"--"}));
+    BOOST_TEST(detail::firejail_confinement(s).rlimit_as == 0u);  // in the jail, not on firejail
 }
 
 // ------------------------------------------------------------------ shared pieces
-
-BOOST_AUTO_TEST_CASE(cgroup_join_prefix_writes_into_each_cgroup_then_execs)
-{
-    if (!cgroups_usable_here()) {
-        BOOST_TEST_MESSAGE("no writable memory cgroup here: the join prefix is not built");
-        return;
-    }
-    std::string why;
-    auto cg = detail::cgroup_limits::create(detail::random_sandbox_name(), 64ull << 20, 32, why);
-    BOOST_REQUIRE_MESSAGE(cg.has_value(), why);
-    const auto prefix = cg->join_prefix();
-    BOOST_TEST_INFO(join(prefix));
-    BOOST_REQUIRE(prefix.size() >= 5u);
-    BOOST_TEST(prefix[0] == "/bin/sh");
-    BOOST_TEST(prefix[1] == "-c");
-    BOOST_TEST(prefix.back() == "--");
-    BOOST_TEST(prefix.size() == 4u + cg->dirs().size() + 1u);
-    for (const auto& d : cg->dirs()) {
-        BOOST_TEST(has(prefix, {(d / "cgroup.procs").string()}), d.string());
-        BOOST_TEST(std::filesystem::is_directory(d));
-    }
-    const auto dirs = cg->dirs();
-    cg->remove();
-    for (const auto& d : dirs) BOOST_TEST(!std::filesystem::exists(d), d.string());
-}
 
 BOOST_AUTO_TEST_CASE(mounts_for_numbers_writable_then_readable_and_skips_unusable_paths)
 {
@@ -763,34 +720,34 @@ BOOST_AUTO_TEST_CASE(bubblewrap_takes_the_work_dir_from_its_alias_over_a_private
 {
     auto s = make_setup("/usr/bin/bwrap");
     s.drop_to_uid = true;
-    s.unshare = "/usr/bin/unshare";
-    s.mount_tool = "/usr/bin/mount";
     s.work_alias = "/base";
     const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
-    BOOST_TEST(a.at(0) == "/usr/bin/unshare");
-    BOOST_TEST(has(a, {"bind", s.work_dir.string(), "/base", "--"}));
+    BOOST_TEST(a.at(0) == "/usr/bin/bwrap");
     BOOST_TEST(has(a, {"--bind", "/base", "/work"}));
-    BOOST_TEST(find_seq(a, {"bind", s.work_dir.string(), "/base"}) < find_seq(a, {"/usr/bin/setpriv"}));
+    const auto c = detail::bubblewrap_confinement(s);
+    BOOST_TEST(c.private_mounts);
+    BOOST_REQUIRE(c.mounts.size() == 1u);
+    BOOST_TEST((c.mounts[0].source == s.work_dir.string() && c.mounts[0].target == "/base"));
 }
 
 BOOST_AUTO_TEST_CASE(bubblewrap_binds_idmapped_writable_paths_first_and_loads_the_seccomp_program)
 {
     auto s = make_setup("/usr/bin/bwrap");
     s.drop_to_uid = true;
-    s.unshare = "/usr/bin/unshare";
-    s.mount_tool = "/usr/bin/mount";
     s.idmapped_binds = {{"/tmp/r.run/rw0", "/data/a"}, {"/tmp/r.run/rw1", "/data/b"}};
     s.pass_fds = {17};
     const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
-    BOOST_TEST(a.at(0) == "/usr/bin/unshare");
+    BOOST_TEST(a.at(0) == "/usr/bin/bwrap");
     // Both binds before bwrap starts unprivileged; the program is the launch's descriptor 3.
-    BOOST_TEST(has(a, {"bind", "/tmp/r.run/rw0", "/data/a", "bind", "/tmp/r.run/rw1", "/data/b", "--"}));
-    BOOST_TEST(find_seq(a, {"bind"}) < find_seq(a, {"/usr/bin/setpriv"}));
+    const auto c = detail::bubblewrap_confinement(s);
+    BOOST_TEST(c.private_mounts);
+    BOOST_REQUIRE(c.mounts.size() == 2u);
+    BOOST_TEST((c.mounts[0].source == "/tmp/r.run/rw0" && c.mounts[0].target == "/data/a"));
+    BOOST_TEST((c.mounts[1].source == "/tmp/r.run/rw1" && c.mounts[1].target == "/data/b"));
     BOOST_TEST(has(a, {"--seccomp", "3"}));
     s.idmapped_binds.clear();
-    const auto plain = detail::bubblewrap_argv(s, no_net, user_argv);
-    BOOST_TEST(plain.at(0) != "/usr/bin/unshare");
-    BOOST_TEST(has(plain, {"--seccomp", "3"}));
+    BOOST_TEST(!detail::bubblewrap_confinement(s).private_mounts);
+    BOOST_TEST(has(detail::bubblewrap_argv(s, no_net, user_argv), {"--seccomp", "3"}));
     s.pass_fds.clear();
     BOOST_TEST(!has(detail::bubblewrap_argv(s, no_net, user_argv), {"--seccomp"}));
 }
@@ -812,12 +769,14 @@ BOOST_AUTO_TEST_CASE(firejail_under_root_replaces_private_tmp_by_a_bounded_one)
     auto s = firejail_setup();
     s.work_dir = std::string("/tmp/") + name;
     s.drop_to_uid = true;
-    s.unshare = "/usr/bin/unshare";
-    s.mount_tool = "/usr/bin/mount";
     s.disk_bytes = 8u << 20;
     const auto a = detail::firejail_argv(s, no_net, user_argv);
     // The work dir and the two paths below /tmp are kept in place over the new /tmp.
-    BOOST_TEST(has(a, {"tmp", std::to_string(8u << 20), "3", s.work_dir.string(), "/tmp/w", "/tmp/r"}));
+    const auto c = detail::firejail_confinement(s);
+    BOOST_REQUIRE(!c.mounts.empty());
+    BOOST_TEST((c.mounts[0].what == detail::mount_step::kind::tmp));
+    BOOST_TEST(c.mounts[0].size == 8u << 20);
+    BOOST_TEST(c.mounts[0].keep == (std::vector<std::string>{s.work_dir.string(), "/tmp/w", "/tmp/r"}));
     BOOST_TEST(count(a, "--private-tmp") == 0u);
     BOOST_TEST(!has_prefix_arg(a, "--whitelist=/tmp/"));
     s.disk_bytes = 0;

@@ -6,6 +6,7 @@
 #define SANDBOX_TEST_FAULT_SUPPORT_HPP
 
 #include "driver_fixture.hpp"
+#include "run/helper_spawn.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
@@ -133,8 +134,14 @@ inline std::vector<int> children_of(int parent, bool zombies_only = false)
     return out;
 }
 
-/// Zombies and running children of this process.
-inline std::vector<int> own_children() { return children_of(::getpid()); }
+/// Zombies and running children of this process, but the library's spawn helper (one per
+/// process, living as long as it).
+inline std::vector<int> own_children()
+{
+    auto out = children_of(::getpid());
+    std::erase(out, static_cast<int>(detail::spawn_helper_pid()));
+    return out;
+}
 
 /// The descriptor count once `ctx` has run an execution: its reactor's descriptors and the
 /// library's cached /dev/null exist from then on.
@@ -256,8 +263,9 @@ private:
     std::filesystem::path path_;
 };
 
-/// This process in a pids cgroup (v1) of its own for a scope; back in the root group, and
-/// the group removed, at the end.
+/// This process in a pids cgroup (v1) of its own for a scope, with the library's spawn helper
+/// (which forks the sandboxes' tools for it); back in the root group, and the group removed,
+/// at the end.
 class pids_cgroup {
 public:
     static constexpr const char* root = "/sys/fs/cgroup/pids";
@@ -271,6 +279,7 @@ public:
             ::rmdir(dir_.c_str());
             throw std::runtime_error("cannot move this process into " + dir_.string());
         }
+        if (const auto helper = detail::spawn_helper_pid(); helper > 0) (void)write(dir_ / "cgroup.procs", std::to_string(helper));
     }
     ~pids_cgroup() { leave(); }
     pids_cgroup(const pids_cgroup&) = delete;
@@ -288,6 +297,8 @@ public:
         if (dir_.empty()) return;
         lift();
         (void)write(std::filesystem::path(root) / "cgroup.procs", std::to_string(::getpid()));
+        if (const auto helper = detail::spawn_helper_pid(); helper > 0)
+            (void)write(std::filesystem::path(root) / "cgroup.procs", std::to_string(helper));
         eventually([&] { return ::rmdir(dir_.c_str()) == 0 || errno == ENOENT; }, 10s);
         dir_.clear();
     }

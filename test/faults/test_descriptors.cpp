@@ -71,7 +71,8 @@ BOOST_AUTO_TEST_CASE(bubblewrap_executions_that_cannot_get_descriptors_fail_with
     std::vector<std::shared_ptr<outcome>> all;
     nofile_limit limit;
     for (int i = 0; i < 8; ++i) all.push_back(start_one(ctx, *runner, {"sleep", marker}));
-    run_until(ctx, [&] { return processes_matching(marker).size() >= 8; }, 10s);
+    // The commands themselves (bwrap's own command line names them too): all eight started.
+    run_until(ctx, [&] { return processes_matching("sleep " + marker, true).size() >= 8; }, 10s);
     limit.lower_to(static_cast<rlim_t>(open_fd_count() + 12));
     for (int i = 0; i < 12; ++i) all.push_back(start_one(ctx, *runner, {"sleep", marker}));
     BOOST_REQUIRE_MESSAGE(run_until(ctx, [&] { return all_done(all); }, 60s), "executions still pending");

@@ -9,6 +9,8 @@
 #include "driver_availability.hpp"
 #include "test_support.hpp"
 
+#include "run/helper_spawn.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/detached.hpp>
@@ -270,16 +272,18 @@ int entries(const char* dir)
     return n;
 }
 
-// Our children: zombies and live ones, from /proc/<pid>/stat (state and ppid after the name).
+// Our children: zombies and live ones, from /proc/<pid>/stat (state and ppid after the name),
+// but the library's spawn helper, which lives as long as this process.
 std::pair<int, int> children_of_this_process()
 {
     int zombies = 0, live = 0;
     const auto self = ::getpid();
+    const auto helper = sandbox::detail::spawn_helper_pid();
     DIR* d = opendir("/proc");
     if (!d) return {0, 0};
     while (dirent* e = readdir(d)) {
         const int pid = std::atoi(e->d_name);
-        if (pid <= 0) continue;
+        if (pid <= 0 || pid == helper) continue;
         const std::string stat = file_contents("/proc/" + std::string(e->d_name) + "/stat");
         const auto close = stat.rfind(')');
         if (close == std::string::npos || close + 4 >= stat.size()) continue;
