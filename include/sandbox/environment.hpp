@@ -10,18 +10,19 @@
 
 namespace sandbox {
 
-/// Variables never passed to a command, whatever the policy says. Matched case-insensitively;
-/// a trailing '*' matches any suffix (so "RUBY*" blocks RUBY and RUBYOPT).
-inline constexpr std::array<std::string_view, 22> blocked_env_patterns{
-    "LD_PRELOAD",       "LD_LIBRARY_PATH",       "LD_AUDIT",
-    "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH",
-    "PHP_INI_SCAN_DIR", "PHPRC",                 "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS",
-    "GCP_*",            "AZURE_CLIENT_ID",       "AZURE_CLIENT_SECRET",
-    "GEM_HOME",         "GEM_PATH",              "RUBY*",
-    "NODE_OPTIONS",     "NPM_*",                 "PYTHON*",
-    "PIP_*",
-};
+/// Variables never passed to a command, whatever the policy says: loader and interpreter
+/// hooks, and credentials. Matched case-insensitively; a trailing '*' matches any suffix (so
+/// "RUBY*" blocks RUBY and RUBYOPT), a leading one any prefix ("*_TOKEN" blocks GITHUB_TOKEN).
+inline constexpr auto blocked_env_patterns = std::to_array<std::string_view>({
+    // the reference list
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH",
+    "DYLD_FRAMEWORK_PATH", "PHP_INI_SCAN_DIR", "PHPRC", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "GCP_*", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET",
+    "GEM_HOME", "GEM_PATH", "RUBY*", "NODE_OPTIONS", "NPM_*", "PYTHON*", "PIP_*",
+    // hooks a shell runs, and the usual credentials
+    "BASH_ENV", "AWS_*", "AZURE_*", "*_TOKEN", "*_API_KEY", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD",
+    "SSH_AUTH_SOCK", "MUNGE_SOCKET", "KRB5CCNAME",
+});
 
 /// True when `name` matches one of blocked_env_patterns.
 SANDBOX_DECL bool is_blocked_env_name(std::string_view name) noexcept;

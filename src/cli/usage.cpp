@@ -44,7 +44,11 @@ Policy (the --policy file is loaded first, then the flags override it):
                            name is refused (exit 2), naming the pattern that blocks it
   --inherit-env, --no-inherit-env
                            start from this program's environment (default: only --env);
-                           blocked names (LD_PRELOAD, AWS_*, PYTHON*, ...) never pass
+                           blocked names never pass: loader and interpreter hooks
+                           (LD_PRELOAD, BASH_ENV, PYTHON*, NODE_OPTIONS, ...) and
+                           credentials (AWS_*, GCP_*, AZURE_*, *_TOKEN, *_API_KEY,
+                           *_SECRET, *_PASSWORD, SSH_AUTH_SOCK, MUNGE_SOCKET, ...;
+                           all in include/sandbox/environment.hpp)
   --ro PATH                make PATH readable (repeatable; adds to the file's list)
   --rw PATH                make PATH writable (repeatable; adds to the file's list)
   --base-dir DIR           where commands run on host, and where the isolating drivers

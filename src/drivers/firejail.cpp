@@ -36,6 +36,24 @@ std::string firejail_path_problem(const std::string& path)
     return {};
 }
 
+std::string firejail_hidden_place(const std::string& path, const std::string& home)
+{
+    const auto p = std::filesystem::path(path).lexically_normal().string();
+    auto below = [&](const std::string& dir) {
+        return !dir.empty() && dir != "/" && (p == dir || p.rfind(dir + "/", 0) == 0);
+    };
+    for (const char* fresh : {"/var/tmp", "/run/lock", "/dev"})
+        if (below(fresh))
+            return std::string("firejail mounts an empty ") + fresh + " in every jail, which hides it";
+    for (const char* replaced : {"/home", "/root"})
+        if (below(replaced))
+            return std::string("firejail replaces ") + replaced + " with the work dir in every jail, which hides it";
+    if (below(std::filesystem::path(home).lexically_normal().string()))
+        return "it is in the home directory of the account firejail runs as (" + home +
+               "), which the jail replaces with the work dir";
+    return {};
+}
+
 firejail_user firejail_account(const std::string& name)
 {
     firejail_user u;
@@ -176,6 +194,17 @@ std::string seccomp_exec_path()
     return p.front() == '/' && ::access(p.c_str(), X_OK) == 0 ? p : std::string();
 }
 
+// The home directory of the account the command runs as: firejail's --private replaces it.
+std::string account_home(const driver_context& ctx)
+{
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    const int rc = ctx.root ? ::getpwnam_r(ctx.options.firejail_user.c_str(), &pw, buf.data(), buf.size(), &found)
+                            : ::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &found);
+    return rc == 0 && found && pw.pw_dir ? std::string(pw.pw_dir) : std::string();
+}
+
 void prepare(const driver_context& ctx, sandbox_setup& s, run_resources&)
 {
     struct stat st {};
@@ -201,6 +230,15 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources&)
     };
     check(s.work_dir.string(), "work dir");
     for (const auto& m : s.mounts) check(m.host, m.read_only() ? "readable path" : "writable path");
+    // Never a silent miss: a path the jail would hide is refused (bubblewrap, landlock and the
+    // containers show it).
+    const std::string home = account_home(ctx);
+    for (const auto& m : s.mounts)
+        if (auto why = firejail_hidden_place(m.host, home); !why.empty())
+            fail_launch(ctx, std::string(m.read_only() ? "readable path " : "writable path ") + m.host +
+                                 " cannot be shown to the command: " + why +
+                                 "; use a path elsewhere (under /tmp or /srv, say) or another driver",
+                        make_error_code(boost::system::errc::invalid_argument));
     s.host_writable_mounts = writable_host_mounts();
     for (const auto& m : s.host_writable_mounts) check(m, "the writable host mount");
     const auto& base = ctx.options.work_dir.empty() ? ctx.policy.base_dir() : ctx.options.work_dir.parent_path();

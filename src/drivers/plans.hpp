@@ -119,6 +119,12 @@ std::vector<std::string> writable_host_mounts();
 /// characters is let through.
 std::string firejail_path_problem(const std::string& path);
 
+/// Empty when a path the policy names is visible at its place in a firejail jail; else why not.
+/// firejail 0.9.72 gives every jail a fresh /var/tmp, /run/lock and /dev (--private-dev), and
+/// replaces /home, /root and the account's home (`home`) with the work dir (--private): a path
+/// there would silently be missing, and no option of an unprivileged firejail binds it back.
+std::string firejail_hidden_place(const std::string& path, const std::string& home);
+
 }  // namespace sandbox::detail
 
 #endif

@@ -21,6 +21,22 @@ namespace sandbox::detail {
 
 namespace {
 
+// Completes once `pool` holds `count` ready sandboxes. Not a coroutine: g++ 12 destroys a
+// lambda's captures twice when the lambda is made in a coroutine body and handed to
+// async_initiate there (the pool went with them).
+auto filled(std::shared_ptr<warm_pool> pool, std::size_t count, std::chrono::seconds idle,
+            asio::any_io_executor ex)
+{
+    return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr)>(
+        [pool = std::move(pool), count, idle, ex = std::move(ex)](auto handler) {
+            auto h = std::make_shared<decltype(handler)>(std::move(handler));
+            pool->fill(count, idle, [h, ex](std::exception_ptr e) {
+                asio::post(ex, [h, e]() mutable { std::move(*h)(e); });
+            });
+        },
+        asio::use_awaitable);
+}
+
 class driver_runner final : public command_runner {
 public:
     driver_runner(execution_policy policy, driver_options options, const driver_spec& spec,
@@ -71,16 +87,8 @@ public:
             throw launch_error(errc::driver_unavailable,
                                "Failed to start srun: the slurm driver cannot start sandboxes ahead: each command is a "
                                "job step the scheduler places when it is asked for");
-        auto pool = warm_pool_of_this();
         auto ex = co_await asio::this_coro::executor;
-        co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr)>(
-            [pool, count, idle, ex](auto handler) {
-                auto h = std::make_shared<decltype(handler)>(std::move(handler));
-                pool->fill(count, idle, [h, ex](std::exception_ptr e) {
-                    asio::post(ex, [h, e]() mutable { std::move(*h)(e); });
-                });
-            },
-            asio::use_awaitable);
+        co_await filled(warm_pool_of_this(), count, idle, std::move(ex));
     }
     using command_runner::prewarm;
 
@@ -107,11 +115,9 @@ private:
         };
         auto copy = std::make_shared<const owned>(owned{policy_, options_});
         const driver_spec* spec = &spec_;
-        std::fprintf(stderr, "DEBUG spec %p this %p\n", (const void*)spec, (const void*)this);
         const bool root = ::geteuid() == 0;
         auto user = fixed_user_;
         auto made = std::make_shared<warm_pool>([copy, spec, root, user] {
-            std::fprintf(stderr, "DEBUG in lambda spec %p\n", (const void*)spec);
             return start_warm({*spec, copy->policy, copy->options, root, user});
         });
         std::shared_ptr<warm_pool> none;

@@ -24,7 +24,11 @@ bool iequal_prefix(std::string_view name, std::string_view upper_pattern) noexce
 std::string_view blocking_env_pattern(std::string_view name) noexcept
 {
     for (std::string_view pattern : blocked_env_patterns) {
-        if (pattern.back() == '*') {
+        if (pattern.front() == '*') {
+            const auto suffix = pattern.substr(1);
+            if (name.size() > suffix.size() && iequal_prefix(name.substr(name.size() - suffix.size()), suffix))
+                return pattern;
+        } else if (pattern.back() == '*') {
             if (iequal_prefix(name, pattern.substr(0, pattern.size() - 1))) return pattern;
         } else if (name.size() == pattern.size() && iequal_prefix(name, pattern)) {
             return pattern;

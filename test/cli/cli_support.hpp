@@ -167,7 +167,7 @@ inline std::vector<int> tool_processes(const std::string& token)
 }
 
 /// A fresh `--env` value that marks one sandbox-run process.
-inline std::string fresh_token() { return "CLI_TEST_TOKEN=" + unique_seconds(1); }
+inline std::string fresh_token() { return "CLI_TEST_MARK=" + unique_seconds(1); }
 
 /// Runs argv (which starts a sandbox-run carrying `token`); once `ready()` holds, sends
 /// `sig` to that sandbox-run. Returns the result of argv; `signalled` says whether the

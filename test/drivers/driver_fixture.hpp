@@ -52,11 +52,12 @@ inline bool cgroups_usable_here()
 /// with every user, as a server's data directory would be.
 struct shared_dir {
     std::filesystem::path path;
-    explicit shared_dir(const std::string& parent = "/var/tmp")
+    // Not /var/tmp by default: firejail's jail hides it (and refuses paths there).
+    explicit shared_dir(const std::string& parent = "/srv")
     {
         std::string tmpl = parent + "/sandbox-attack-XXXXXX";
-        // /var/lib is root's: an unprivileged run shares /var/tmp instead.
-        if (!::mkdtemp(tmpl.data()) && (::geteuid() == 0 || !::mkdtemp((tmpl = "/var/tmp/sandbox-attack-XXXXXX").data())))
+        // /srv and /var/lib are root's: an unprivileged run shares /tmp instead.
+        if (!::mkdtemp(tmpl.data()) && (::geteuid() == 0 || !::mkdtemp((tmpl = "/tmp/sandbox-attack-XXXXXX").data())))
             throw std::runtime_error("mkdtemp in " + parent + " failed");
         path = tmpl;
         ::chmod(path.c_str(), 0755);

@@ -35,7 +35,7 @@ std::vector<std::string> applied_rows(const driver_env& e)
 
 // The probe in a directory every sandbox user can read, given to the run as a readable path.
 struct probe_dir {
-    shared_dir dir{"/srv"};
+    shared_dir dir;
     std::filesystem::path probe = dir.path / "probe";
     probe_dir()
     {
@@ -142,7 +142,7 @@ BOOST_DATA_TEST_CASE(no_environment_value_is_in_any_command_line, data::make(iso
     const auto secret = "policy-secret-" + random_digits(12);
     const auto extra = "exec-secret-" + random_digits(12);
     const auto multi = "line one\nline-secret-" + random_digits(12);
-    e.policy = e.policy.with_env({{"SANDBOX_SECRET", secret}, {"SANDBOX_MULTI", multi}});
+    e.policy = e.policy.with_env({{"SANDBOX_PLANTED", secret}, {"SANDBOX_MULTI", multi}});
     auto runner = e.runner();
     exec_options o;
     o.env = {{"SANDBOX_EXTRA", extra}};
@@ -155,7 +155,7 @@ BOOST_DATA_TEST_CASE(no_environment_value_is_in_any_command_line, data::make(iso
             for (auto& line : command_lines_holding(needle)) seen.push_back(std::move(line));
     };
     std::vector<std::string> argv{"sh", "-c",
-                                  "echo \"$SANDBOX_SECRET $SANDBOX_EXTRA\" | md5sum; printf '%s' \"$SANDBOX_MULTI\" | md5sum; "
+                                  "echo \"$SANDBOX_PLANTED $SANDBOX_EXTRA\" | md5sum; printf '%s' \"$SANDBOX_MULTI\" | md5sum; "
                                   "echo ready; sleep 1"};
     const auto r = run_sync(*runner, std::move(argv), std::move(o));
     BOOST_TEST_INFO(describe(r));
@@ -165,6 +165,53 @@ BOOST_DATA_TEST_CASE(no_environment_value_is_in_any_command_line, data::make(iso
     // The command got the values: their checksums, computed here the same way.
     const auto expect = host_output("echo '" + secret + " " + extra + "' | md5sum; printf '%s' '" + multi + "' | md5sum");
     BOOST_TEST(r.out.substr(0, expect.size()) == expect);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Readable and writable paths wherever they live: seen at their place and written, or, where a
+// driver's sandbox would hide them, the launch refused naming the path. Never a silent miss.
+BOOST_AUTO_TEST_SUITE(paths_the_policy_names)
+
+BOOST_DATA_TEST_CASE(are_seen_and_written_under_var_tmp_dev_shm_and_tmp, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    for (const std::string parent : {"/var/tmp", "/dev/shm", "/tmp"}) {
+        BOOST_TEST_CONTEXT(to_string(d) << " under " << parent)
+        {
+            shared_dir ro(parent), rw(parent);
+            BOOST_TEST_REQUIRE(ro.path.parent_path() == std::filesystem::path(parent));
+            { std::ofstream(ro.path / "data") << "readable\n"; }
+            ::chmod((ro.path / "data").c_str(), 0644);
+            ::chmod(rw.path.c_str(), 0777);
+            driver_env e(d);
+            e.policy = e.policy.with_readable_paths({ro.path}).with_writable_paths({rw.path});
+            std::string ro_inside, rw_inside;
+            for (const auto& m : mounts_for(e.policy, d))
+                (m.read_only() ? ro_inside : rw_inside) = m.container;
+            BOOST_TEST_REQUIRE((!ro_inside.empty() && !rw_inside.empty()));
+            const std::string script = "cat \"$1/data\" && echo written > \"$2/out\" && echo WROTE";
+            const bool hidden = d == driver::firejail && parent != "/tmp";
+            try {
+                const auto r = e.sh(script, {ro_inside, rw_inside});
+                BOOST_TEST_INFO(describe(r));
+                BOOST_TEST(!hidden, "firejail ran with a path its jail hides");
+                BOOST_TEST(r.exit_code == 0);
+                BOOST_TEST(r.out == "readable\nWROTE\n");
+                std::ifstream in(rw.path / "out");
+                std::string line;
+                std::getline(in, line);
+                BOOST_TEST(line == "written");
+            } catch (const launch_error& err) {
+                BOOST_TEST(hidden, err.what());
+                const std::string what = err.what();
+                BOOST_TEST(what.rfind("Failed to start firejail: ", 0) == 0u, what);
+                BOOST_TEST((what.find(ro.path.string()) != std::string::npos ||
+                            what.find(rw.path.string()) != std::string::npos), what);
+            }
+            BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+        }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -647,6 +647,17 @@ BOOST_AUTO_TEST_CASE(firejail_is_given_plain_paths_only)
     BOOST_TEST(detail::firejail_path_problem("/tmp/d*").find("'*'") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(firejail_refuses_paths_its_jail_would_hide)
+{
+    for (const char* seen : {"/tmp/x", "/srv/data", "/var/lib/x", "/var/tmpx", "/devices", "/run/user/1000/x", "/opt"})
+        BOOST_TEST(detail::firejail_hidden_place(seen, "/var/lib/sandbox-run").empty(), seen);
+    for (const char* hidden : {"/var/tmp/x", "/var/tmp", "/dev/shm/y", "/run/lock/z", "/home/alice/p", "/root/x",
+                               "/var/lib/sandbox-run/data", "/var/tmp/../tmp/x"})
+        BOOST_TEST(!detail::firejail_hidden_place(hidden, "/var/lib/sandbox-run").empty(), hidden);
+    BOOST_TEST(detail::firejail_hidden_place("/dev/shm/y", "").find("/dev") != std::string::npos);
+    BOOST_TEST(detail::firejail_hidden_place("/srv/h/x", "/srv/h").find("home directory") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(firejail_joins_the_cgroups_before_it_starts_and_limits_memory_in_the_jail)
 {
     auto s = firejail_setup();

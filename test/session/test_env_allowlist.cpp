@@ -12,8 +12,8 @@ using namespace sandbox::test;
 namespace {
 
 struct secret_env {
-    secret_env() { ::setenv("DRIVER_TEST_SECRET", "s3cret-value", 1); }
-    ~secret_env() { ::unsetenv("DRIVER_TEST_SECRET"); }
+    secret_env() { ::setenv("DRIVER_TEST_VALUE", "s3cret-value", 1); }
+    ~secret_env() { ::unsetenv("DRIVER_TEST_VALUE"); }
 };
 
 bool has(const std::string& env, const std::string& entry) { return env.find(entry) != std::string::npos; }
@@ -26,7 +26,7 @@ BOOST_AUTO_TEST_CASE(without_an_allowlist_everything_is_inherited)
 {
     auto r = make_runner(execution_policy::defaults().inherit_environment(), driver::host);
     const auto env = run_sync(*r, {"env"}).out;
-    BOOST_TEST(has(env, "DRIVER_TEST_SECRET=s3cret-value"));
+    BOOST_TEST(has(env, "DRIVER_TEST_VALUE=s3cret-value"));
 }
 
 BOOST_AUTO_TEST_CASE(an_allowlist_limits_inherited_variables_for_executions)
@@ -35,7 +35,7 @@ BOOST_AUTO_TEST_CASE(an_allowlist_limits_inherited_variables_for_executions)
         std::vector<std::string>{"PATH", "HOME"});
     auto r = make_runner(policy, driver::host);
     const auto env = run_sync(*r, {"env"}).out;
-    BOOST_TEST(!has(env, "DRIVER_TEST_SECRET="));
+    BOOST_TEST(!has(env, "DRIVER_TEST_VALUE="));
     BOOST_TEST(has(env, "PATH="));
     // Explicit variables are added on top of the filtered base.
     auto explicit_env = make_runner(policy.with_env({{"EXPLICIT_VAR", "yes"}}), driver::host);
@@ -55,11 +55,11 @@ BOOST_AUTO_TEST_CASE(an_allowlist_applies_to_sessions_and_their_saved_state)
     session s(policy, driver::host);
     asio::io_context ctx;
     auto r = run_coro(ctx, s.run("env; export MINE=1"));
-    BOOST_TEST(!has(r.out, "DRIVER_TEST_SECRET="));
+    BOOST_TEST(!has(r.out, "DRIVER_TEST_VALUE="));
     BOOST_TEST(has(r.out, "PATH="));
     // Nor does the secret reach the state file the next command sources.
     auto next = run_coro(ctx, s.run("env"));
-    BOOST_TEST(!has(next.out, "DRIVER_TEST_SECRET="));
+    BOOST_TEST(!has(next.out, "DRIVER_TEST_VALUE="));
     BOOST_TEST(has(next.out, "MINE=1"));
 }
 
@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(an_allowlist_applies_to_long_lived_processes)
     run_coro(ctx, [&]() -> asio::awaitable<void> {
         while (auto line = co_await p.read_line()) all += *line + "\n";
     }());
-    BOOST_TEST(!has(all, "DRIVER_TEST_SECRET="));
+    BOOST_TEST(!has(all, "DRIVER_TEST_VALUE="));
     BOOST_TEST(has(all, "PATH="));
 }
 
