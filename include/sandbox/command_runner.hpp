@@ -99,8 +99,10 @@ public:
     /// execution would). An execution that finds none ready launches as it would without
     /// (exec_result::warm says which); one with exec_options::stdin_fd always does. The
     /// clocks of an execution start when it takes its sandbox. Sandboxes unused for `idle`
-    /// go, as do all with the runner; a later prewarm() starts them again. The host driver
-    /// has nothing to start and completes at once; so do runners that cannot start ahead.
+    /// go, as do all with the runner; a later prewarm() starts them again, and a smaller
+    /// `count` (0: none) ends the ready ones beyond it. The host driver has nothing to start
+    /// and completes at once; the slurm driver throws launch_error (a job step is placed by
+    /// the scheduler when it is asked for).
     virtual asio::awaitable<void> prewarm(std::size_t count, std::chrono::seconds idle);
     /// The same with an idle time of 60 s.
     asio::awaitable<void> prewarm(std::size_t count);

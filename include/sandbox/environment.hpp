@@ -20,8 +20,8 @@ inline constexpr auto blocked_env_patterns = std::to_array<std::string_view>({
     "AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "GCP_*", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET",
     "GEM_HOME", "GEM_PATH", "RUBY*", "NODE_OPTIONS", "NPM_*", "PYTHON*", "PIP_*",
     // hooks a shell runs, and the usual credentials
-    "BASH_ENV", "AWS_*", "AZURE_*", "*_TOKEN", "*_API_KEY", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD",
-    "SSH_AUTH_SOCK", "MUNGE_SOCKET", "KRB5CCNAME",
+    "BASH_ENV", "*_TOKEN", "*_API_KEY", "*_SECRET", "*_SECRET_KEY", "*_ACCESS_KEY", "*_PASSWORD",
+    "AWS_CONTAINER_CREDENTIALS_*", "AWS_WEB_IDENTITY_TOKEN_FILE", "SSH_AUTH_SOCK", "MUNGE_SOCKET", "KRB5CCNAME",
 });
 
 /// True when `name` matches one of blocked_env_patterns.

@@ -25,6 +25,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -88,12 +89,29 @@ int batch_run::run()
             if (workers_done_) writer_.abort();
         });
 
+    // Sandboxes started ahead: the first jobs do not wait for them (they start cold until some
+    // are ready), and a pool that cannot start says why once and leaves the jobs cold.
+    if (o_.warm > 0 && base_runner_->caps().level != isolation::none && driver_ != driver::slurm)
+        asio::co_spawn(ctx_, base_runner_->prewarm(o_.warm), [](std::exception_ptr e) {
+            if (!e) return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const boost::system::system_error& err) {
+                if (err.code() != asio::error::operation_aborted)
+                    say("warning: --warm: no sandbox started ahead, jobs start cold: " + std::string(err.what()));
+            } catch (const std::exception& err) {
+                say("warning: --warm: no sandbox started ahead, jobs start cold: " + std::string(err.what()));
+            }
+        });
+
     unsigned active = workers_;
     for (unsigned i = 0; i < workers_; ++i) {
         asio::co_spawn(ctx_, worker(),
                        asio::bind_cancellation_slot(cancel_[i].slot(), [&](std::exception_ptr e) {
                            if (e) record_internal_error(e);
                            if (--active == 0) {
+                               // No job is coming: the sandboxes started ahead go now.
+                               if (o_.warm > 0) asio::co_spawn(ctx_, base_runner_->prewarm(0), asio::detached);
                                if (progress) progress->stop();
                                release_held();
                                workers_done_ = true;

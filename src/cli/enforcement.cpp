@@ -85,6 +85,11 @@ std::vector<std::string> unenforced_settings(const asked_settings& a, const exec
     if (!a.disk.empty() && p.disk_limit() && !caps.disk_enforced) out.push_back(a.disk + " " + *p.disk_limit() + by);
     if (!a.network_off.empty() && !p.network_enabled() && !caps.network_isolated)
         out.push_back(a.network_off + by + " (the command has the network)");
+    // The process limit comes with the memory limit's cgroup: without one (an unprivileged
+    // caller with no delegated cgroup) nothing bounds how many processes a command starts.
+    if (caps.level != isolation::none && caps.level != isolation::container && !caps.memory_enforced)
+        out.push_back("the process limit" + by + " (no cgroup can be made here: the command's processes count only "
+                      "against this user's own RLIMIT_NPROC)");
     if (!a.paths.empty() && caps.level == isolation::none)
         out.push_back(a.paths + by + " (the command can read and write what this user can)");
     return out;

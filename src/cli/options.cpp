@@ -133,6 +133,15 @@ const option_spec option_table[] = {
                                ", got " + squote(v));
          o.jobs = n;
      }},
+    {"warm", 0, arity::value, true,
+     [](options& o, auto f, auto v) {
+         unsigned n = 0;
+         auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || end != v.data() + v.size() || n > max_jobs)
+             throw usage_error(std::string(f) + ": expected a number of sandboxes from 0 to " +
+                               std::to_string(max_jobs) + ", got " + squote(v));
+         o.warm = n;
+     }},
     {"output", 'o', arity::value, true,
      [](options& o, auto f, auto v) { o.output_file = std::string(non_empty(f, v)); }},
     {"progress", 0, arity::flag, true, [](options& o, auto, auto) { o.progress = true; }},

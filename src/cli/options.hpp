@@ -77,6 +77,7 @@ struct options {
     // Batch.
     std::optional<std::string> batch_file;  // "-" is stdin
     std::optional<unsigned> jobs;
+    unsigned warm = 0;  // --warm: sandboxes the batch keeps started ahead
     std::optional<std::string> output_file;
     std::optional<bool> progress;  // nullopt: when stderr is a terminal
     std::size_t max_line = 64u << 20;

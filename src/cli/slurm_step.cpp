@@ -25,7 +25,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <string>
+#include <tuple>
 
 namespace sandbox::cli {
 
@@ -72,6 +74,15 @@ step_args parse(const std::vector<std::string_view>& args)
             s.cwd = value(a);
         } else {
             throw usage_error("slurm-step: unknown option " + std::string(a));
+        }
+    }
+    // The slurm driver hands both over in the environment (an argv is world-readable).
+    for (auto [variable, into, seen] : {std::tuple{"SANDBOX_STEP_POLICY", &s.policy, &policy_seen},
+                                        std::tuple{"SANDBOX_STEP_TAG", &s.tag, static_cast<bool*>(nullptr)}}) {
+        if (const char* v = std::getenv(variable)) {
+            if (into->empty()) *into = v;
+            if (seen) *seen = true;
+            ::unsetenv(variable);
         }
     }
     if (s.tag.empty() || !policy_seen || s.command.empty())

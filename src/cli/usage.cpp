@@ -46,8 +46,8 @@ Policy (the --policy file is loaded first, then the flags override it):
                            start from this program's environment (default: only --env);
                            blocked names never pass: loader and interpreter hooks
                            (LD_PRELOAD, BASH_ENV, PYTHON*, NODE_OPTIONS, ...) and
-                           credentials (AWS_*, GCP_*, AZURE_*, *_TOKEN, *_API_KEY,
-                           *_SECRET, *_PASSWORD, SSH_AUTH_SOCK, MUNGE_SOCKET, ...;
+                           credentials (AWS_SECRET_ACCESS_KEY, GCP_*, *_TOKEN,
+                           *_API_KEY, *_SECRET, *_PASSWORD, SSH_AUTH_SOCK, ...;
                            all in include/sandbox/environment.hpp)
   --ro PATH                make PATH readable (repeatable; adds to the file's list)
   --rw PATH                make PATH writable (repeatable; adds to the file's list)
@@ -87,6 +87,10 @@ Batch:
                            policy override the command-line policy for that job, driver
                            and image its driver and image
   -j, --jobs N             run N jobs at a time (default: the number of CPUs)
+  --warm N                 keep N sandboxes of the batch's driver and policy started
+                           ahead, so a job finds its sandbox ready (isolating drivers
+                           but slurm; jobs with a driver or policy of their own start
+                           cold; default 0: none)
   -o, --output FILE        write the results to FILE instead of stdout
   --progress, --no-progress
                            show or hide the progress line on stderr (default: shown when

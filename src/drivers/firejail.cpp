@@ -230,6 +230,17 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources&)
     };
     check(s.work_dir.string(), "work dir");
     for (const auto& m : s.mounts) check(m.host, m.read_only() ? "readable path" : "writable path");
+    // firejail opens for writing, to an unprivileged caller, only what that caller owns: any
+    // other writable path would be silently read-only.
+    if (!ctx.root)
+        for (const auto& m : s.mounts) {
+            struct stat st {};
+            if (!m.read_only() && ::stat(m.host.c_str(), &st) == 0 && st.st_uid != ::geteuid())
+                fail_launch(ctx, "writable path " + m.host + " belongs to uid " + std::to_string(st.st_uid) +
+                                     ", and firejail makes writable for an unprivileged caller (uid " +
+                                     std::to_string(::geteuid()) + ") only what that caller owns",
+                            make_error_code(boost::system::errc::permission_denied));
+        }
     // Never a silent miss: a path the jail would hide is refused (bubblewrap, landlock and the
     // containers show it).
     const std::string home = account_home(ctx);

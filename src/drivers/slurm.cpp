@@ -26,6 +26,10 @@ constexpr std::uint64_t mib = 1024 * 1024;
 // notes). Its errors and the node's notes may also follow an unterminated line of the
 // command's stderr. The report line's prefix is added per run.
 constexpr const char* srun_prefix = "srun: ";
+// What `sandbox-run slurm-step` reads on the node (src/cli/slurm_step.cpp): the node's policy
+// as JSON and the tag of its report line.
+constexpr std::string_view step_policy_variable = "SANDBOX_STEP_POLICY";
+constexpr std::string_view step_tag_variable = "SANDBOX_STEP_TAG";
 constexpr const char* srun_error = "srun: error: ";
 constexpr const char* stepd_markers[] = {"slurmstepd: ", "slurmstepd-"};
 
@@ -106,7 +110,9 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
         a.push_back("--time=" + std::to_string(ceil_div(static_cast<std::uint64_t>(wall.count()), 60000) + 1));
     if (!ctx.options.slurm.partition.empty()) a.push_back("--partition=" + ctx.options.slurm.partition);
     if (job) a.push_back("--exact");  // a step of the allocation, with only what it asked for
-    a.insert(a.end(), {"--export=NONE", "--chdir=/"});
+    // Only SLURM_* and the step's two variables reach the node (srun's own environment
+    // carries them: an argv is world-readable in /proc, an environment only to its owner).
+    a.insert(a.end(), {"--export=" + std::string(step_policy_variable) + "," + std::string(step_tag_variable), "--chdir=/"});
     a.insert(a.end(), ctx.options.slurm.extra_args.begin(), ctx.options.slurm.extra_args.end());
 
     // The node gets the environment made here (srun --export would split values on commas)
@@ -114,8 +120,7 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
     const auto env = with_extra_env(sandbox_environment(ctx.policy), o.env);
     auto node_policy = ctx.policy.with_env(env, false).with_env_allowlist(std::nullopt).with_idle_timeout(std::nullopt);
     if (wall < no_timeout) node_policy = node_policy.with_timeout(wall + std::chrono::seconds(5));
-    a.insert(a.end(), {"--", node, "slurm-step", "--driver", std::string(to_string(inner)), "--tag", tag, "--policy",
-                       to_json(node_policy)});
+    a.insert(a.end(), {"--", node, "slurm-step", "--driver", std::string(to_string(inner))});
     if (!o.cwd.empty()) a.insert(a.end(), {"--cwd", o.cwd.string()});
     a.push_back("--");
     a.insert(a.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
@@ -123,6 +128,11 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
     launch_plan p;
     p.argv = std::move(a);
     p.env = env_strings(current_environment());  // srun's own: SLURM_CONF, SLURM_JOB_ID, PATH
+    std::erase_if(p.env, [](const std::string& kv) {
+        return kv.starts_with(std::string(step_policy_variable) + "=") || kv.starts_with(std::string(step_tag_variable) + "=");
+    });
+    p.env.push_back(std::string(step_policy_variable) + "=" + to_json(node_policy));
+    p.env.push_back(std::string(step_tag_variable) + "=" + tag);
     p.failure_prefix = "Failed to start srun";
     p.throw_on_start_failure = true;
     p.cleanup_argv = cancel_argv(name, job);

@@ -225,6 +225,9 @@ warm_pool::~warm_pool()
 
 void warm_pool::fill(std::size_t count, std::chrono::seconds idle, std::function<void(std::exception_ptr)> done)
 {
+    std::vector<warm_sandbox> gone;
+    std::vector<std::function<void(std::exception_ptr)>> finished;
+    bool now = false;
     {
         std::unique_lock lock(mutex_);
         closed_ = false;
@@ -232,11 +235,23 @@ void warm_pool::fill(std::size_t count, std::chrono::seconds idle, std::function
         target_ = count;
         idle_ = idle;
         last_use_ = clock::now();
-        if (ready_.size() < target_) waiting_.push_back(std::move(done));
+        while (ready_.size() > target_) {  // fewer asked for: the rest go
+            gone.push_back(std::move(ready_.back()));
+            ready_.pop_back();
+        }
+        if (ready_.size() < target_) {
+            waiting_.push_back(std::move(done));
+        } else {
+            now = true;
+            finished = std::move(waiting_);  // an earlier, larger fill: met too
+            waiting_.clear();
+        }
         start_missing(lock);
     }
-    if (done) done(nullptr);  // already as many as asked
-    janitor::instance().watch(shared_from_this());
+    discard_later(std::move(gone));
+    for (auto& d : finished) d(nullptr);
+    if (now && done) done(nullptr);
+    if (count > 0) janitor::instance().watch(shared_from_this());
 }
 
 void warm_pool::start_missing(std::unique_lock<std::mutex>& lock)

@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(each_job_gives_one_result_line_with_its_id_and_line)
                                                 "ended_at", "stdout",      "stderr",
                                                 "exit_code", "duration",   "timed_out",      "truncated_stdout",
                                                 "truncated_stderr", "success", "timeout_reason", "term_signal",
-                                                "usage",    "oom_killed", "start_error"};
+                                                "usage",    "oom_killed", "start_error", "warm"};
         BOOST_TEST(keys == expected, boost::test_tools::per_element());
         BOOST_TEST(o.at("success").as_bool());
     }

@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(json_prints_one_object_with_the_documented_keys)
     const std::vector<std::string> expected{"stdout",           "stderr",           "exit_code", "duration",
                                             "timed_out",        "truncated_stdout", "truncated_stderr",
                                             "success",          "timeout_reason",   "term_signal", "usage",
-                                            "oom_killed",       "start_error",      "driver", "caps"};
+                                            "oom_killed",       "start_error",      "warm", "driver", "caps"};
     BOOST_TEST(keys == expected, boost::test_tools::per_element());
     BOOST_TEST(o.at("driver").as_string() == "host");
     BOOST_TEST(o.at("caps").at("level").as_string() == "none");

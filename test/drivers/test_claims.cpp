@@ -214,4 +214,24 @@ BOOST_DATA_TEST_CASE(are_seen_and_written_under_var_tmp_dev_shm_and_tmp, data::m
     }
 }
 
+BOOST_AUTO_TEST_CASE(firejail_refuses_a_writable_path_an_unprivileged_caller_does_not_own)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::firejail);
+    if (::geteuid() == 0) {
+        BOOST_TEST_MESSAGE("NOTE: root caller: firejail's account is shown writable paths through idmapped mounts");
+        return;
+    }
+    // /var/tmp: world-writable, owned by root.
+    driver_env e(driver::firejail);
+    e.policy = e.policy.with_writable_paths({"/var/tmp"});
+    try {
+        const auto r = e.run({"true"});
+        BOOST_ERROR("no launch_error; " << describe(r));
+    } catch (const launch_error& err) {
+        const std::string what = err.what();
+        BOOST_TEST(what.find("writable path /var/tmp belongs to uid 0") != std::string::npos, what);
+    }
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

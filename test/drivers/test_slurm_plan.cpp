@@ -34,6 +34,15 @@ argv_t preview(const execution_policy& p, const driver_options& o, argv_t args, 
     return make_runner(p, driver::slurm, o)->preview(std::move(args), eo).argv;
 }
 
+// srun's environment: the node's policy and report tag travel there, not in the argv.
+std::string step_variable(const execution_policy& p, const driver_options& o, const std::string& name,
+                          const exec_options& eo = {})
+{
+    for (const auto& kv : make_runner(p, driver::slurm, o)->preview({"true"}, eo).env)
+        if (kv.rfind(name + "=", 0) == 0) return kv.substr(name.size() + 1);
+    return {};
+}
+
 // The srun part: everything before the first "--".
 argv_t srun_part(const argv_t& a) { return {a.begin(), std::find(a.begin(), a.end(), "--")}; }
 
@@ -57,7 +66,7 @@ BOOST_AUTO_TEST_CASE(srun_starts_one_task_with_memory_a_backstop_time_and_no_env
     const auto a = preview(policy, on_slurm(), {"echo", "hi"});
     const auto s = srun_part(a);
     BOOST_TEST(s.front() == "/bin/true");
-    for (const char* flag : {"--ntasks=1", "--nodes=1", "--quiet", "--unbuffered", "--export=NONE", "--chdir=/"})
+    for (const char* flag : {"--ntasks=1", "--nodes=1", "--quiet", "--unbuffered", "--export=SANDBOX_STEP_POLICY,SANDBOX_STEP_TAG", "--chdir=/"})
         BOOST_TEST(has(s, flag), flag);
     BOOST_TEST(has(s, "--mem=192M"));  // the limit, and room for sandbox-run and bwrap beside it
     BOOST_TEST(has(s, "--time=2"));    // minutes: 5 s rounded up, and one more
@@ -117,7 +126,9 @@ BOOST_AUTO_TEST_CASE(the_node_runs_sandbox_run_with_the_inner_driver_the_policy_
     const argv_t rest(node, a.end());
     BOOST_TEST(value_after(rest, "--driver") == "bubblewrap");
     BOOST_TEST(value_after(rest, "--cwd") == "sub/dir");
-    BOOST_TEST(value_after(rest, "--tag").starts_with("sandbox-run slurm-step "));
+    BOOST_TEST(!has(rest, "--tag"));
+    BOOST_TEST(!has(rest, "--policy"));
+    BOOST_TEST(step_variable(policy, on_slurm(), "SANDBOX_STEP_TAG").starts_with("sandbox-run slurm-step "));
     BOOST_TEST(argv_t(a.end() - static_cast<std::ptrdiff_t>(args.size()) - 1, a.end() - static_cast<std::ptrdiff_t>(args.size())) ==
                argv_t{"--"}, boost::test_tools::per_element());
     BOOST_TEST(argv_t(a.end() - static_cast<std::ptrdiff_t>(args.size()), a.end()) == args, boost::test_tools::per_element());
@@ -131,8 +142,7 @@ BOOST_AUTO_TEST_CASE(the_node_gets_the_environment_made_here_and_the_wall_timer_
     const auto p = policy.with_env({{"LIST", "a,b,c"}, {"LD_PRELOAD", "/evil.so"}});
     exec_options eo;
     eo.env = {{"EXTRA", "1"}};
-    const auto a = preview(p, on_slurm(), {"true"}, eo);
-    const auto node_policy = policy_from_json(value_after(a, "--policy"));
+    const auto node_policy = policy_from_json(step_variable(p, on_slurm(), "SANDBOX_STEP_POLICY", eo));
     BOOST_TEST(!node_policy.inherit_env());
     BOOST_TEST(!node_policy.idle_timeout().has_value());  // the idle timer runs here
     BOOST_TEST((node_policy.timeout() == 10s));            // 5 s, and 5 more: ours end it first

@@ -64,8 +64,8 @@ BOOST_AUTO_TEST_CASE(the_blocked_list_is_the_reference_list_in_order)
         "NODE_OPTIONS",     "NPM_*",               "PYTHON*",
         "PIP_*",
         // then hooks and credentials of our own
-        "BASH_ENV", "AWS_*", "AZURE_*", "*_TOKEN", "*_API_KEY", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD",
-        "SSH_AUTH_SOCK", "MUNGE_SOCKET", "KRB5CCNAME",
+        "BASH_ENV", "*_TOKEN", "*_API_KEY", "*_SECRET", "*_SECRET_KEY", "*_ACCESS_KEY", "*_PASSWORD",
+        "AWS_CONTAINER_CREDENTIALS_*", "AWS_WEB_IDENTITY_TOKEN_FILE", "SSH_AUTH_SOCK", "MUNGE_SOCKET", "KRB5CCNAME",
     };
     const std::vector<std::string_view> actual(sandbox::blocked_env_patterns.begin(),
                                                sandbox::blocked_env_patterns.end());
@@ -94,10 +94,6 @@ BOOST_AUTO_TEST_CASE(the_pattern_that_blocks_a_name_is_told)
     for (std::string_view pattern : sandbox::blocked_env_patterns) {
         if (pattern.front() == '*') continue;  // suffixes may overlap earlier patterns
         const std::string name(pattern.back() == '*' ? std::string(pattern.substr(0, pattern.size() - 1)) + "X" : pattern);
-        if (pattern == "AWS_*" || pattern == "AZURE_*") {
-            BOOST_TEST(sandbox::blocking_env_pattern(name + "Y") == pattern, name);
-            continue;
-        }
         BOOST_TEST(sandbox::blocking_env_pattern(name) == pattern, name);
     }
     BOOST_TEST(sandbox::blocking_env_pattern("ld_preload") == "LD_PRELOAD");
@@ -126,7 +122,7 @@ BOOST_AUTO_TEST_CASE(wildcard_patterns_block_every_name_with_the_prefix)
 BOOST_AUTO_TEST_CASE(names_outside_the_list_are_not_blocked)
 {
     for (const char* name : {"AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_REGION", "LD_DEBUG", "LD_BIND_NOW",
-                             "DYLD_FALLBACK_LIBRARY_PATH", "BASH_ENV", "GITHUB_TOKEN", "OPENAI_API_KEY", "PATH",
+                             "DYLD_FALLBACK_LIBRARY_PATH", "AWS_CONFIG_FILE", "TOKEN", "PATH",
                              "HOME", "LANG", "NPM", "NPMX", "NPMRC", "GCP", "GCPX", "PIP", "PIPX", "PYTHO", "RUB",
                              "LD_PRELOAD_X", "XLD_PRELOAD", "LD_PRELOAD ", "_PYTHON", "MY_RUBY", "PHPRC2",
                              "AZURE_CLIENT", "GEM", "NODE_OPTION", "NODE_OPTIONSX", ""}) {

@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(json_keys_come_in_the_documented_order)
     const std::vector<std::string> expected{"stdout",           "stderr",  "exit_code",      "duration",
                                             "timed_out",        "truncated_stdout", "truncated_stderr",
                                             "success",          "timeout_reason",   "term_signal", "usage",
-                                            "oom_killed",       "start_error"};
+                                            "oom_killed",       "start_error",      "warm"};
     BOOST_TEST(keys_of(jv.as_object()) == expected, boost::test_tools::per_element());
 
     const std::vector<std::string> usage{"user_cpu_seconds", "system_cpu_seconds", "max_rss_bytes"};
