@@ -73,6 +73,10 @@ run_cases()
     expect "--driver = " host docker podman firejail bubblewrap slurm landlock
     expect "--driver = po" podman
     expect "--driver b" bubblewrap
+    expect "--inner-driver l" landlock
+    expect "--halt " never now,fail= soon,fail=
+    expect "--halt n" never now,fail=
+    expect "--war" --warm
     expect "--base-dir " adir
     expect_has "--policy " afile.json
     expect_has "-o " afile.json
