@@ -209,6 +209,13 @@ if ! getent passwd "$FIREJAIL_USER" >/dev/null; then
 fi
 fj_home="$(getent passwd "$FIREJAIL_USER" | cut -d: -f6)"
 mkdir -p "$fj_home" && chown "$FIREJAIL_USER:" "$fj_home" && chmod 0700 "$fj_home"
+# The tests' unprivileged caller for firejail, which refuses an account with no shell or
+# home (uid 65534 has neither).
+TEST_USER=sandbox-tester
+if ! getent passwd "$TEST_USER" >/dev/null; then
+    useradd --system --create-home --home-dir "/var/lib/$TEST_USER" --shell /bin/sh "$TEST_USER" \
+        || die "cannot create the test account $TEST_USER"
+fi
 verify firejail ok "$FIREJAIL" --quiet --noprofile --net=none -- echo ok
 if [ "$(id -u)" = 0 ]; then
     verify "firejail as $FIREJAIL_USER" "$FIREJAIL_USER" setpriv --reuid="$FIREJAIL_USER" --regid="$FIREJAIL_USER" \

@@ -143,6 +143,11 @@ namespace detail {
 /// system_error's own code, else errc::callback_failed (the output callback threw).
 SANDBOX_DECL boost::system::error_code to_error_code(std::exception_ptr ep) noexcept;
 
+/// Makes the result an execution ended with by `ep` say so: never a success with an empty
+/// stderr. start_error gets `code` (but for a cancellation) and err the exception's message
+/// when they have none, and an exit code of 0 becomes exit_codes::sandbox_failed.
+SANDBOX_DECL void describe_failure(exec_result& r, std::exception_ptr ep, boost::system::error_code code) noexcept;
+
 // Calls a void(error_code, exec_result) handler from the runner's void(exception_ptr,
 // exec_result) completion; the handler's associated executor, allocator and cancellation
 // slot stay visible through it.
@@ -158,7 +163,12 @@ struct error_code_adapter {
 
     void operator()(std::exception_ptr ep, exec_result r)
     {
-        std::move(handler)(ep ? to_error_code(ep) : boost::system::error_code(), std::move(r));
+        boost::system::error_code code;
+        if (ep) {
+            code = to_error_code(ep);
+            describe_failure(r, ep, code);
+        }
+        std::move(handler)(code, std::move(r));
     }
 };
 
@@ -181,7 +191,10 @@ struct initiate_execute {
 /// void(boost::system::error_code, exec_result). The error is empty for every result (a
 /// non-zero exit and a timeout are results), a launch_error's code (a sandbox::errc) when
 /// the driver could not launch, asio::error::operation_aborted after a cancellation, and
-/// errc::callback_failed when the output callback threw. The I/O runs on the handler's
+/// errc::callback_failed when the output callback threw. With an error the result never
+/// reads as a success: its err holds the message (for a launch failure, "Failed to start
+/// <tool>: <why>") and, but for a cancellation, its start_error the code; an exit code of 0
+/// becomes exit_codes::sandbox_failed. The I/O runs on the handler's
 /// associated executor (bind one with asio::bind_executor), else on Asio's system
 /// executor. The runner must outlive the operation.
 template <typename CompletionToken>

@@ -21,6 +21,7 @@ namespace exit_codes {
 inline constexpr int timeout = 124;            ///< GNU timeout convention
 inline constexpr int cannot_execute = 126;     ///< the command exists but cannot be executed
 inline constexpr int command_not_found = 127;  ///< the command could not be started
+inline constexpr int sandbox_failed = 125;     ///< the sandbox could not run it (docker run's convention)
 }  // namespace exit_codes
 
 /// Which clock ended a timed-out execution.

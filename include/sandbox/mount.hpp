@@ -5,6 +5,7 @@
 #include <sandbox/detail/export.hpp>
 #include <sandbox/driver.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,16 @@ struct mount {
 /// reference package documents, paths with a `..` component or a symlink anywhere in them:
 /// a link a command once planted in its writable workspace must never lead a later run's
 /// mount elsewhere (`out -> /etc`). Pass the real path to mount what a link points to.
+/// A launch on an isolating driver refuses such a path (launch_error, invalid_argument,
+/// naming it) rather than run the command without it.
 /// Writable ones first, as `/mnt/rw<i>` ("rw"), then readable ones as `/mnt/ro<i>` ("ro");
 /// under firejail and on the host they keep their host paths.
 SANDBOX_DECL std::vector<mount> mounts_for(const execution_policy& policy, driver d);
+
+/// Why readable or writable path `p` cannot be mounted at its place ("does not exist",
+/// "holds ':'", "is reached through a symbolic link or '..'"), or empty when it can: what
+/// mounts_for skips and a launch refuses.
+SANDBOX_DECL std::string mount_path_problem(const std::filesystem::path& p);
 
 }  // namespace sandbox
 

@@ -50,6 +50,9 @@ public:
     /// How much of stderr is kept.
     static constexpr std::size_t stderr_tail_bytes = 64 * 1024;
 
+    /// An empty process, holding no command (as one moved from): running() is false, pid()
+    /// 0, kill() does nothing, and reads, writes and wait() fail with bad_descriptor.
+    process() noexcept = default;
     /// Made by command_runner::start(); the state is the library's own.
     explicit process(std::shared_ptr<detail::process_state> state) noexcept;
     /// Takes over the other's command; the other is left empty.
@@ -62,7 +65,7 @@ public:
     ~process();
 
     /// The process started on the host: the command on the host driver, the launcher (bwrap,
-    /// firejail, the engine client) on the others. Unchanged after the end.
+    /// firejail, the engine client) on the others. Unchanged after the end; 0 when empty.
     pid_t pid() const noexcept;
 
     /// The executor of its pipes: a strand of the executor start() was given.
@@ -75,8 +78,9 @@ public:
     auto async_read_some(const MutableBufferSequence& buffers, ReadToken&& token)
     {
         return asio::async_initiate<ReadToken, io_signature>(
-            [this](auto handler, asio::mutable_buffer b) {
-                start_read_some(b, asio::any_completion_handler<io_signature>(std::move(handler)));
+            // The state, not `this`: a deferred read stays valid when the process is moved.
+            [st = state_](auto handler, asio::mutable_buffer b) {
+                start_read_some(st, b, asio::any_completion_handler<io_signature>(std::move(handler)));
             },
             token, first_buffer<asio::mutable_buffer>(buffers));
     }
@@ -87,8 +91,8 @@ public:
     auto async_write_some(const ConstBufferSequence& buffers, WriteToken&& token)
     {
         return asio::async_initiate<WriteToken, io_signature>(
-            [this](auto handler, asio::const_buffer b) {
-                start_write_some(b, asio::any_completion_handler<io_signature>(std::move(handler)));
+            [st = state_](auto handler, asio::const_buffer b) {
+                start_write_some(st, b, asio::any_completion_handler<io_signature>(std::move(handler)));
             },
             token, first_buffer<asio::const_buffer>(buffers));
     }
@@ -143,8 +147,10 @@ private:
         }
         return Buffer();
     }
-    void start_read_some(asio::mutable_buffer buffer, asio::any_completion_handler<io_signature> handler);
-    void start_write_some(asio::const_buffer buffer, asio::any_completion_handler<io_signature> handler);
+    static void start_read_some(const std::shared_ptr<detail::process_state>& st, asio::mutable_buffer buffer,
+                                asio::any_completion_handler<io_signature> handler);
+    static void start_write_some(const std::shared_ptr<detail::process_state>& st, asio::const_buffer buffer,
+                                 asio::any_completion_handler<io_signature> handler);
 
     std::shared_ptr<detail::process_state> state_;
 };

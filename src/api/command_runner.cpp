@@ -4,6 +4,7 @@
 
 #include "drivers/runner.hpp"
 
+#include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -81,6 +82,23 @@ boost::system::error_code to_error_code(std::exception_ptr ep) noexcept
         return e.code();
     } catch (...) {
         return errc::callback_failed;
+    }
+}
+
+void describe_failure(exec_result& r, std::exception_ptr ep, boost::system::error_code code) noexcept
+{
+    // A cancellation is not a failure to start.
+    if (!r.start_error && code != boost::asio::error::operation_aborted) r.start_error = code;
+    if (r.exit_code == 0) r.exit_code = exit_codes::sandbox_failed;
+    if (!r.err.empty()) return;
+    try {
+        std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+        try {
+            r.err = e.what();
+        } catch (...) {  // out of memory: the code says it
+        }
+    } catch (...) {
     }
 }
 

@@ -6,10 +6,12 @@
 #include <sandbox/process.hpp>
 
 #include <boost/asio/append.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -38,18 +40,35 @@ process::~process()
 
 pid_t process::pid() const noexcept
 {
+    if (!state_) return 0;
     std::lock_guard lock(state_->mutex);
     return state_->child.pid();
 }
 
+namespace {
+[[noreturn]] void refuse_empty(const char* what)
+{
+    throw boost::system::system_error(asio::error::bad_descriptor, std::string("process::") + what + ": empty (moved from)");
+}
+// A read or write on an empty process: bad_descriptor, never inline.
+void empty_io(asio::any_completion_handler<process::io_signature> handler)
+{
+    // Posted through the system executor, then run on the handler's associated executor.
+    asio::post(asio::system_executor(),
+               asio::append(std::move(handler), boost::system::error_code(asio::error::bad_descriptor), std::size_t{0}));
+}
+}  // namespace
+
 asio::awaitable<void> process::write(std::string_view data)
 {
     auto st = state_;
+    if (!st) refuse_empty("write");
     co_await asio::async_write(st->in, asio::buffer(data.data(), data.size()), asio::use_awaitable);
 }
 
 void process::close_stdin() noexcept
 {
+    if (!state_) return;
     // EOF now, so that a write that follows fails (broken_pipe) rather than racing the
     // close; the descriptor is closed on the strand, as a pending write may be running.
     {
@@ -63,11 +82,16 @@ void process::close_stdin() noexcept
     });
 }
 
-process::executor_type process::get_executor() const noexcept { return state_->strand; }
-
-void process::start_read_some(asio::mutable_buffer buffer, asio::any_completion_handler<io_signature> handler)
+process::executor_type process::get_executor() const noexcept
 {
-    auto& st = *state_;
+    return state_ ? executor_type(state_->strand) : executor_type();
+}
+
+void process::start_read_some(const std::shared_ptr<detail::process_state>& state, asio::mutable_buffer buffer,
+                              asio::any_completion_handler<io_signature> handler)
+{
+    if (!state) return empty_io(std::move(handler));
+    auto& st = *state;
     if (!st.line_buffer.empty() || buffer.size() == 0) {
         // Never completes inline: posted, then run on the handler's associated executor.
         const auto n = std::min(buffer.size(), st.line_buffer.size());
@@ -79,9 +103,11 @@ void process::start_read_some(asio::mutable_buffer buffer, asio::any_completion_
     st.out.async_read_some(buffer, std::move(handler));
 }
 
-void process::start_write_some(asio::const_buffer buffer, asio::any_completion_handler<io_signature> handler)
+void process::start_write_some(const std::shared_ptr<detail::process_state>& state, asio::const_buffer buffer,
+                               asio::any_completion_handler<io_signature> handler)
 {
-    state_->in.async_write_some(buffer, std::move(handler));
+    if (!state) return empty_io(std::move(handler));
+    state->in.async_write_some(buffer, std::move(handler));
 }
 
 asio::awaitable<std::size_t> process::read_some(asio::mutable_buffer buffer)
@@ -96,6 +122,7 @@ asio::awaitable<std::size_t> process::read_some(asio::mutable_buffer buffer)
 asio::awaitable<std::optional<std::string>> process::read_line()
 {
     auto st = state_;
+    if (!st) refuse_empty("read_line");
     boost::system::error_code ec;
     const auto n = co_await asio::async_read_until(st->out, asio::dynamic_buffer(st->line_buffer), '\n',
                                                    asio::redirect_error(asio::use_awaitable, ec));
@@ -111,6 +138,7 @@ asio::awaitable<std::optional<std::string>> process::read_line()
 
 std::string process::stderr_tail() const
 {
+    if (!state_) return {};
     std::lock_guard lock(state_->mutex);
     detail::tail_buffer copy = state_->err_tail;
     return copy.take();
@@ -118,6 +146,7 @@ std::string process::stderr_tail() const
 
 bool process::running() const noexcept
 {
+    if (!state_) return false;
     std::lock_guard lock(state_->mutex);
     return state_->child && !state_->child.reaped();
 }
@@ -125,6 +154,7 @@ bool process::running() const noexcept
 asio::awaitable<exec_result> process::wait()
 {
     auto st = state_;
+    if (!st) refuse_empty("wait");
     auto w = std::make_shared<detail::process_state::waiter>(co_await asio::this_coro::executor);
     // However this frame ends (cancelled, or destroyed with its io_context), nothing is sent
     // to its channel afterwards.
@@ -152,6 +182,9 @@ asio::awaitable<exec_result> process::wait()
     co_return r;
 }
 
-void process::kill() noexcept { state_->kill_tree(); }
+void process::kill() noexcept
+{
+    if (state_) state_->kill_tree();
+}
 
 }  // namespace sandbox

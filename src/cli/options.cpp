@@ -331,11 +331,29 @@ execution_policy effective_policy(const options& o)
     c.network_enabled = o.network;
     c.stdout_limit_bytes = o.stdout_cap;
     c.stderr_limit_bytes = o.stderr_cap;
-    try {
-        return base.with(c);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(std::string("--env: ") + e.what());
+    const auto policy = [&] {
+        try {
+            return base.with(c);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(std::string("--env: ") + e.what());
+        }
+    }();
+    // As bwrap --bind does: a path that cannot be seen at its place is an error here, not a
+    // surprise inside the sandbox. Slurm's paths are the nodes', checked there.
+    if (o.driver != sandbox::driver::slurm) {
+        auto check = [&](const std::vector<std::filesystem::path>& paths, const std::vector<std::filesystem::path>& flags,
+                         const char* flag, const char* key) {
+            for (const auto& p : paths)
+                if (auto why = mount_path_problem(p); !why.empty())
+                    throw usage_error((std::find(flags.begin(), flags.end(), p) != flags.end()
+                                           ? std::string(flag)
+                                           : "--policy " + o.policy_file->string() + ": " + key) +
+                                      " " + p.string() + ": " + why);
+        };
+        check(policy.writable_paths(), o.writable, "--rw", "writable_paths");
+        check(policy.readable_paths(), o.readable, "--ro", "readable_paths");
     }
+    return policy;
 }
 
 }  // namespace sandbox::cli

@@ -61,6 +61,7 @@ struct report_data {
     std::vector<failure> failures;  // the first failure_count, in file order
     std::uint64_t failures_total = 0;
     std::uint64_t bad_lines = 0;
+    std::uint64_t superseded = 0;     // results of an id that a later line of the same id replaced
     std::uint64_t retried = 0;        // jobs with more than one attempt
     std::uint64_t attempts_total = 0;  // over the jobs that say
     std::array<std::uint64_t, outcome_count> counts{};

@@ -22,6 +22,8 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 namespace sandbox::cli {
 
@@ -167,15 +169,24 @@ std::string last_line(std::string_view text)
     return std::string(nl == std::string_view::npos ? text : text.substr(nl + 1));
 }
 
-// One result line into `d`; an empty return, or why the line is not a result.
-std::string take_line(report_data& d, const json::object& o)
-{
-    job_record r;
+// One result line, read.
+struct taken {
+    std::string key;  // the full id (serialized); empty when the line has none
+    job_record job;
     std::string detail;
+    double attempts = 0;
+};
+
+// One result line into `t`; an empty return, or why the line is not a result.
+std::string take_line(taken& t, const json::object& o)
+{
+    job_record& r = t.job;
+    std::string& detail = t.detail;
     if (const auto line = number(o.if_contains("line")); line && *line >= 1 && *line < 1e18)
         r.line = static_cast<std::uint64_t>(*line);
     if (const auto* id = o.if_contains("id"); id && !id->is_null()) {
-        r.id = id->is_string() ? shorten(id->get_string(), 80) : shorten(json::serialize(*id), 80);
+        t.key = json::serialize(*id);
+        r.id = id->is_string() ? shorten(id->get_string(), 80) : shorten(t.key, 80);
     } else {
         r.id = r.line ? "line " + std::to_string(r.line) : "?";
     }
@@ -220,18 +231,23 @@ std::string take_line(report_data& d, const json::object& o)
     // took says nothing about the commands.
     if (const auto dur = number(o.if_contains("duration")); dur && *dur >= 0) r.duration = *dur;
 
-    if (const auto attempts = number(o.if_contains("attempts")); attempts && *attempts >= 1 && *attempts < 1e9) {
-        d.attempts_total += static_cast<std::uint64_t>(*attempts);
-        if (*attempts > 1) ++d.retried;
-    }
+    if (const auto attempts = number(o.if_contains("attempts")); attempts && *attempts >= 1 && *attempts < 1e9)
+        t.attempts = *attempts;
+    return {};
+}
 
-    ++d.counts[index_of(r.kind)];
-    if (r.kind != outcome::succeeded) {
-        if (d.failures.size() < failure_count) d.failures.push_back({d.jobs.size(), shorten(detail, 300)});
+void count(report_data& d, taken&& t)
+{
+    if (t.attempts >= 1) {
+        d.attempts_total += static_cast<std::uint64_t>(t.attempts);
+        if (t.attempts > 1) ++d.retried;
+    }
+    ++d.counts[index_of(t.job.kind)];
+    if (t.job.kind != outcome::succeeded) {
+        if (d.failures.size() < failure_count) d.failures.push_back({d.jobs.size(), shorten(t.detail, 300)});
         ++d.failures_total;
     }
-    d.jobs.push_back(std::move(r));
-    return {};
+    d.jobs.push_back(std::move(t.job));
 }
 
 }  // namespace
@@ -239,6 +255,10 @@ std::string take_line(report_data& d, const json::object& o)
 report_data read_results(int fd, const std::string& name)
 {
     report_data d;
+    // Each id's last result, in the order of first appearance: results appended with `>>`
+    // across a resume hold a cancelled job and then its rerun, which is one job.
+    std::vector<taken> results;
+    std::unordered_map<std::string, std::size_t> by_id;
     line_reader reader(fd, name);
     json::parser parser;
     std::string line;
@@ -255,7 +275,19 @@ report_data read_results(int fd, const std::string& name)
         } else {
             const json::value v = parser.release();
             if (!v.is_object()) problem = "not a JSON object";
-            else problem = take_line(d, v.get_object());
+            else {
+                taken t;
+                problem = take_line(t, v.get_object());
+                if (problem.empty()) {
+                    if (t.key.empty()) results.push_back(std::move(t));
+                    else if (const auto [at, fresh] = by_id.try_emplace(t.key, results.size()); fresh)
+                        results.push_back(std::move(t));
+                    else {
+                        ++d.superseded;
+                        results[at->second] = std::move(t);
+                    }
+                }
+            }
         }
         if (!problem.empty()) {
             if (++d.bad_lines <= max_warnings) say(name + ":" + std::to_string(number) + ": " + problem + "; skipped");
@@ -263,6 +295,7 @@ report_data read_results(int fd, const std::string& name)
     }
     if (d.bad_lines > max_warnings)
         say(name + ": " + std::to_string(d.bad_lines - max_warnings) + " more bad lines skipped");
+    for (auto& t : results) count(d, std::move(t));
     return d;
 }
 

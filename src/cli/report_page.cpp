@@ -195,6 +195,9 @@ std::string make_page(const report_data& d, const std::string& input_name, const
     if (d.bad_lines)
         p.add(", " + count_text(d.bad_lines) + " line" + (d.bad_lines == 1 ? "" : "s") +
               " skipped as not result lines (not JSON, not an object, or neither exit_code nor error)");
+    if (d.superseded)
+        p.add(", " + count_text(d.superseded) + " earlier result" + (d.superseded == 1 ? "" : "s") +
+              " of an id replaced by its last (a resumed batch appended to the same file)");
     p.add(".</p>\n");
 
     const auto n = static_cast<std::uint64_t>(d.jobs.size());

@@ -3,6 +3,7 @@
 
 #include "progress.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,6 +24,7 @@ result_writer::result_writer(int fd, std::size_t limit, std::function<void()> no
 {
     struct stat st {};
     whole_writes_ = ::fstat(fd_, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+    regular_ = whole_writes_ && S_ISREG(st.st_mode);
     wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (wake_fd_ < 0) throw std::system_error(errno, std::system_category(), "cannot create an eventfd");
 
@@ -149,9 +151,19 @@ void result_writer::run()
     notify_();
 }
 
+// A result line is written whole or not at all: in a regular file, a write cut short (a full
+// disk) is taken back, so the file stays one valid JSON object a line for --resume.
 int result_writer::write_line(const std::string& line)
 {
-    std::string_view rest(line);
+    off_t start = -1;
+    if (regular_) start = (::fcntl(fd_, F_GETFL) & O_APPEND) ? ::lseek(fd_, 0, SEEK_END) : ::lseek(fd_, 0, SEEK_CUR);
+    const int err = write_all(line);
+    if (err && start >= 0 && ::ftruncate(fd_, start) == 0) (void)::lseek(fd_, start, SEEK_SET);
+    return err;
+}
+
+int result_writer::write_all(std::string_view rest)
+{
     while (!rest.empty()) {
         // Wait for room first, so that the write below does not wait: a pipe with room takes
         // PIPE_BUF bytes at once. abort() ends the wait.

@@ -55,13 +55,15 @@ public:
 
 private:
     void run();
-    int write_line(const std::string& line);  // 0 or an errno; ECANCELED after abort()
+    int write_line(const std::string& line);
+    int write_all(std::string_view rest);  // 0 or an errno; ECANCELED after abort()
 
     int fd_;
     std::size_t limit_;
     std::function<void()> notify_;
     shared_terminal* terminal_ = nullptr;
     bool whole_writes_ = false;  // a regular file or block device: no need to write in small pieces
+    bool regular_ = false;       // a regular file: a line cut short can be taken back
     int wake_fd_ = -1;           // an eventfd that abort() makes readable
 
     mutable std::mutex mutex_;

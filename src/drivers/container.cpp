@@ -32,7 +32,7 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
         "--pull", "never",        // a missing image is an error, never a network fetch
     };
     // Whose it is and until when: what a later sweep needs if this process is killed.
-    const auto labels = container_labels(s.deadline);
+    const auto labels = container_labels(s.deadline, s.record);
     a.insert(a.end(), labels.begin(), labels.end());
     // Written once the container exists: tells an engine failure from a command's own 125.
     if (!s.cid_file.empty()) a.insert(a.end(), {"--cidfile", s.cid_file});
@@ -158,6 +158,7 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
         fail_launch(ctx, "image name \"" + ctx.options.image + "\" is not valid");
     // Not beside the work dir: the base dir holds work dirs and nothing else.
     s.cid_file = (res.record.dir() / "cid").string();
+    s.record = res.record.dir().string();
     res.cid_file = s.cid_file;
     write_env_file(ctx, s, res);
     // The syscall table, through the engine's profile (each engine's own default allows some of it).

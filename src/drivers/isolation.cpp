@@ -180,11 +180,26 @@ void check_reachable(const driver_context& ctx, sandbox_setup& s, const std::fil
     s.drop_to_uid = true;
 }
 
+// A path the policy names is seen at its place or the launch is refused, naming it: a mount
+// skipped in silence leaves the command an empty place, or another path's data at /mnt/ro0.
+void check_policy_paths(const driver_context& ctx)
+{
+    auto check = [&](const std::vector<std::filesystem::path>& paths, const char* what) {
+        for (const auto& p : paths)
+            if (auto why = mount_path_problem(p); !why.empty())
+                fail_launch(ctx, std::string(what) + " path " + p.string() + " " + why,
+                            make_error_code(boost::system::errc::invalid_argument));
+    };
+    check(ctx.policy.writable_paths(), "writable");
+    check(ctx.policy.readable_paths(), "readable");
+}
+
 sandbox_setup prepare(const driver_context& ctx, run_resources& res, const exec_options& o)
 {
     const auto& spec = ctx.spec;
     const auto& policy = ctx.policy;
     const auto& options = ctx.options;
+    check_policy_paths(ctx);
     sandbox_setup s;
     s.binary = resolve_binary(options.binary, spec.binary_variable, spec.tool, spec.tool, spec.installed_binary);
     s.name = random_sandbox_name();

@@ -85,6 +85,18 @@ bool is_plain_path(const std::filesystem::path& p, const std::filesystem::path& 
 
 }  // namespace
 
+std::string mount_path_problem(const std::filesystem::path& p)
+{
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(p, ec);
+    if (ec) return ec == std::errc::no_such_file_or_directory ? "does not exist" : "cannot be reached: " + ec.message();
+    if (real.native().find(':') != std::string::npos) return "holds ':', which the engines' mount options cannot carry";
+    if (!is_plain_path(p, real))
+        return "is reached through a symbolic link or '..' (its real path is " + real.string() +
+               "): name the real path, so a link planted later cannot move the mount";
+    return {};
+}
+
 std::vector<mount> mounts_for(const execution_policy& policy, driver d)
 {
     const bool same_paths = detail::spec_of(d).host_paths;
@@ -92,9 +104,8 @@ std::vector<mount> mounts_for(const execution_policy& policy, driver d)
     auto add = [&](const std::vector<std::filesystem::path>& paths, const char* prefix, const char* options) {
         std::size_t index = 0;
         for (const auto& p : paths) {
-            std::error_code ec;
-            const auto real = std::filesystem::canonical(p, ec);
-            if (ec || real.native().find(':') != std::string::npos || !is_plain_path(p, real)) continue;
+            if (!mount_path_problem(p).empty()) continue;
+            const auto real = std::filesystem::canonical(p);
             out.push_back({real.string(), same_paths ? real.string() : prefix + std::to_string(index), options});
             ++index;
         }

@@ -5,11 +5,18 @@
 #include "run/spawn.hpp"
 #include "sys/cgroup.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -51,32 +58,51 @@ std::string label_value(std::string_view labels, std::string_view key)
     return {};
 }
 
-std::string run_and_read(const std::vector<std::string>& args, const std::vector<std::string>& env)
+// The output of an engine call, or nullopt when it did not end within `bound` (a hung
+// engine): the client is killed then, and the sweep gives up until next time.
+std::optional<std::string> run_and_read(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                                        std::chrono::milliseconds bound)
 {
     spawn_request req{.argv = args, .env = env, .open_pidfd = false};
     child_pipes pipes;
     std::string what;
-    if (prepare_spawn(req, pipes, what)) return {};
+    if (prepare_spawn(req, pipes, what)) return std::nullopt;
     auto o = spawn_child(req, pipes);
-    if (o.error) return {};
+    if (o.error) return std::nullopt;
     std::string out;
     char buf[4096];
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    bool hung = false;
     for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        pollfd p{pipes.stdout_r.get(), POLLIN, 0};
+        const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) {
+            hung = true;
+            break;
+        }
         const auto n = ::read(pipes.stdout_r.get(), buf, sizeof buf);
         if (n > 0) out.append(buf, static_cast<std::size_t>(n));
         else if (n == 0 || errno != EINTR) break;
     }
+    // Its own process group: what the client started goes with it.
+    if (hung) o.child.signal_tree(SIGKILL);
     (void)o.child.wait_and_reap();
+    if (hung) return std::nullopt;
     return out;
 }
 
 }  // namespace
 
-std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, const std::vector<std::string>& env)
+std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, const std::vector<std::string>& env,
+                                       std::chrono::milliseconds bound)
 {
-    const auto listing = run_and_read({binary, "ps", "-a", "--filter", "label=sandbox.machine=" + machine_label(),
-                                       "--format", "{{.Names}} {{.Labels}}"},
-                                      env);
+    const auto listed = run_and_read({binary, "ps", "-a", "--filter", "label=sandbox.machine=" + machine_label(),
+                                      "--format", "{{.Names}} {{.Labels}}"},
+                                     env, bound);
+    if (!listed) return {};
+    const auto& listing = *listed;
     const auto now = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count();
     std::vector<std::string> remove{binary, "rm", "-f"};
@@ -85,9 +111,9 @@ std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, c
     std::istringstream lines(listing);
     for (std::string line; std::getline(lines, line);) {
         const auto c = parse_ps_line(line);
-        if (!c.name.empty() && is_orphan(c, now, owner_alive(c.owner))) remove.push_back(c.name);
+        if (!c.name.empty() && is_orphan(c, now, starter_alive(c))) remove.push_back(c.name);
     }
-    if (remove.size() > base) (void)run_and_read(remove, env);
+    if (remove.size() > base) (void)run_and_read(remove, env, bound);
     std::vector<std::string> removed(remove.begin() + static_cast<std::ptrdiff_t>(base), remove.end());
     for (const auto& name : removed) engine_cgroup::remove_left_by(name);  // their --cgroup-parent
     return removed;
@@ -129,10 +155,40 @@ bool owner_alive(std::string_view owner)
     return !start.empty() && start == owner.substr(dot + 1);
 }
 
-std::vector<std::string> container_labels(std::int64_t deadline)
+std::vector<std::string> container_labels(std::int64_t deadline, const std::string& record)
 {
-    return {"--label", "sandbox.machine=" + machine_label(), "--label", "sandbox.owner=" + owner_label(),
-            "--label", "sandbox.deadline=" + std::to_string(deadline)};
+    std::vector<std::string> a{"--label", "sandbox.machine=" + machine_label(), "--label",
+                               "sandbox.owner=" + owner_label(), "--label",
+                               "sandbox.deadline=" + std::to_string(deadline)};
+    if (!record.empty()) {
+        const auto dir = std::filesystem::path(record).parent_path().string();
+        a.insert(a.end(), {"--label", "sandbox.record=" + record, "--label", "sandbox.records=" + directory_id(dir)});
+    }
+    return a;
+}
+
+std::string directory_id(const std::string& dir)
+{
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
+    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+}
+
+bool record_held(const std::string& record, const std::string& dir_id)
+{
+    const auto dir = std::filesystem::path(record).parent_path().string();
+    if (dir_id.empty() || directory_id(dir) != dir_id) return true;  // not the directory it was made in
+    const int fd = ::open(record.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    // Gone: its run ended (a run removes its container before its record) or was swept.
+    if (fd < 0) return errno != ENOENT;
+    const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);  // a lock we took goes with it: the record is sweep_dead_runs' to remove
+    return held;
+}
+
+bool starter_alive(const labelled_container& c)
+{
+    return c.record.empty() ? owner_alive(c.owner) : record_held(c.record, c.record_dir);
 }
 
 labelled_container parse_ps_line(std::string_view line)
@@ -144,6 +200,8 @@ labelled_container parse_ps_line(std::string_view line)
     const auto labels = line.substr(space + 1);
     c.machine = label_value(labels, "sandbox.machine");
     c.owner = label_value(labels, "sandbox.owner");
+    c.record = label_value(labels, "sandbox.record");
+    c.record_dir = label_value(labels, "sandbox.records");
     const auto d = label_value(labels, "sandbox.deadline");
     if (std::from_chars(d.data(), d.data() + d.size(), c.deadline).ec != std::errc{}) c.deadline = 0;
     return c;
@@ -167,7 +225,7 @@ void sweep_orphans_when_due(const std::string& binary, bool podman, std::vector<
         at->second = now;
     }
     try {
-        run_on(worker::blocking, [binary, podman, env = std::move(env)] {
+        run_on(worker::engine, [binary, podman, env = std::move(env)] {
             try {
                 (void)sweep_orphans(binary, podman, env);
             } catch (...) {  // best effort: the engine may be down

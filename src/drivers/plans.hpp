@@ -40,6 +40,7 @@ struct sandbox_setup {
     std::vector<std::string> host_writable_mounts;  ///< firejail: made read-only one by one
     std::filesystem::path hidden_base_dir;          ///< firejail: the base dir, when /tmp does not hide it
     std::string cid_file;                           ///< docker and podman: --cidfile
+    std::string record;  ///< docker and podman: the run's record, by which a sweep judges it alive
     std::string env_file;  ///< docker and podman: the environment's file (0600), for --env-file
     /// docker and podman: names whose values the env file cannot carry (a newline), given as
     /// `-e NAME` and taken from the client's environment.

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 namespace sandbox::detail {
 
@@ -110,9 +111,14 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
         a.push_back("--time=" + std::to_string(ceil_div(static_cast<std::uint64_t>(wall.count()), 60000) + 1));
     if (!ctx.options.slurm.partition.empty()) a.push_back("--partition=" + ctx.options.slurm.partition);
     if (job) a.push_back("--exact");  // a step of the allocation, with only what it asked for
-    // Only SLURM_* and the step's two variables reach the node (srun's own environment
-    // carries them: an argv is world-readable in /proc, an environment only to its owner).
-    a.insert(a.end(), {"--export=" + std::string(step_policy_variable) + "," + std::string(step_tag_variable), "--chdir=/"});
+    // Only SLURM_*, the step's two variables and the helpers' places reach the node (srun's
+    // own environment carries them: an argv is world-readable in /proc, an environment only
+    // to its owner).
+    std::string exported = std::string(step_policy_variable) + "," + std::string(step_tag_variable);
+    // Where the library's helpers are, when named here: the node runs this same program.
+    for (const char* helper : {"SANDBOX_SPAWN_HELPER", "SANDBOX_LANDLOCK_EXEC", "SANDBOX_SECCOMP_EXEC"})
+        if (const char* v = std::getenv(helper); v && *v && !std::strchr(v, ',')) exported += std::string(",") + helper;
+    a.insert(a.end(), {"--export=" + exported, "--chdir=/"});
     a.insert(a.end(), ctx.options.slurm.extra_args.begin(), ctx.options.slurm.extra_args.end());
 
     // The node gets the environment made here (srun --export would split values on commas)

@@ -53,6 +53,7 @@ struct pools {
     kind_pool spawn;
     kind_pool blocking;
     kind_pool warm;
+    kind_pool engine;
 };
 
 asio::thread_pool* pool_for(worker w) noexcept
@@ -63,7 +64,7 @@ asio::thread_pool* pool_for(worker w) noexcept
     // Never destroyed: the threads must outlive every static that a job may touch. A forked
     // child has none of its parent's threads, so it gets its own (the old ones are leaked).
     if (!current || current->owner != ::getpid()) {
-        auto* made = new (std::nothrow) pools{::getpid(), {}, {}, {}};
+        auto* made = new (std::nothrow) pools{::getpid(), {}, {}, {}, {}};
         if (!made) return nullptr;
         current = made;
     }
@@ -71,6 +72,7 @@ asio::thread_pool* pool_for(worker w) noexcept
     case worker::spawn: return current->spawn.grown();
     case worker::blocking: return current->blocking.grown();
     case worker::warm: return current->warm.grown();
+    case worker::engine: return current->engine.grown();
     }
     return nullptr;
 }

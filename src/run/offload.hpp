@@ -23,8 +23,9 @@
 namespace sandbox::detail {
 
 /// Which threads run a step: spawns must not queue behind a long removal, nor removals behind
-/// sandboxes being started ahead (command_runner::prewarm), which wait for their tools.
-enum class worker { spawn, blocking, warm };
+/// sandboxes being started ahead (command_runner::prewarm), which wait for their tools, nor
+/// anything behind an engine call that may hang (the sweep's `docker ps`).
+enum class worker { spawn, blocking, warm, engine };
 
 /// Runs `job` on a thread of `w`. The threads belong to the process, not to an io_context,
 /// and never end: a launcher that dies with the thread that started it

@@ -244,6 +244,21 @@ BOOST_AUTO_TEST_CASE(bad_lines_are_skipped_counted_and_named)
     BOOST_TEST(html.find("3 lines skipped") != std::string::npos);
 }
 
+// `--resume R >> R` appends the rerun of a cancelled job after its cancellation: one job,
+// counted by its last result.
+BOOST_AUTO_TEST_CASE(each_id_counts_once_by_its_last_result)
+{
+    write_results({result("a", 1, 0, 1, kind::ok), result("b", 2, 0, 1, kind::cancelled),
+                   result("c", 3, 0, 1, kind::fail), result("b", 2, 2, 3, kind::ok), result("c", 3, 2, 4, kind::ok)});
+    const auto html = report();
+    BOOST_TEST(last_err.empty(), last_err);
+    BOOST_TEST(summary(html, "jobs") == "3");
+    BOOST_TEST(summary(html, "succeeded") == "3");
+    BOOST_TEST(summary(html, "cancelled") == "0");
+    BOOST_TEST(summary(html, "failed") == "0");
+    BOOST_TEST(html.find("2 earlier results of an id replaced by its last") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(an_empty_file_gives_a_page_saying_no_jobs)
 {
     write_text(results, "");

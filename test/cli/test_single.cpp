@@ -7,6 +7,9 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
+
 using namespace sandbox;
 using namespace sandbox::test;
 namespace json = boost::json;
@@ -345,6 +348,34 @@ BOOST_AUTO_TEST_CASE(path_memory_network_and_image_flags_are_accepted_by_host)
     BOOST_TEST(r.code == 0, r.err);
     BOOST_TEST(r.out == "ran\n");
     BOOST_TEST(run_cli({"--no-network", "--driver", "host", "--", "true"}).code == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_path_that_cannot_be_seen_at_its_place_is_refused_by_name)
+{
+    // As bwrap --bind does: an error before anything starts, never a surprise in the sandbox.
+    temp_dir dir;
+    const auto missing = (dir.path / "missing").string();
+    for (const char* flag : {"--ro", "--rw"}) {
+        const auto r = run_cli({flag, missing, "--", "echo", "ran"});
+        BOOST_TEST(r.code == 2);
+        BOOST_TEST(r.out.empty());
+        BOOST_TEST(r.err.find(std::string(flag) + " " + missing + ": does not exist") != std::string::npos, r.err);
+    }
+    std::filesystem::create_directory_symlink(dir.path, dir.path / "link");
+    auto r = run_cli({"--ro", (dir.path / "link").string(), "--", "true"});
+    BOOST_TEST(r.code == 2);
+    BOOST_TEST(r.err.find("symbolic link") != std::string::npos, r.err);
+    // The same in a policy file, which names itself and the key.
+    const auto policy = dir.path / "policy.json";
+    std::ofstream(policy) << R"({"readable_paths": [")" << missing << R"("]})";
+    r = run_cli({"--policy", policy.string(), "--", "true"});
+    BOOST_TEST(r.code == 2);
+    BOOST_TEST(r.err.find("--policy " + policy.string() + ": readable_paths " + missing + ": does not exist") !=
+                   std::string::npos,
+               r.err);
+    // Slurm's paths are the nodes': checked there.
+    r = run_cli({"--driver", "slurm", "--dry-run", "--ro", missing, "--", "true"});
+    BOOST_TEST(r.code == 0, r.err);
 }
 
 BOOST_AUTO_TEST_CASE(a_driver_that_cannot_start_is_one_line_and_exit_125)

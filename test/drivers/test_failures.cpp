@@ -86,6 +86,37 @@ BOOST_DATA_TEST_CASE(a_missing_binary_named_by_the_variable_is_a_launch_error, d
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 
+// A readable or writable path that cannot be mounted at its place is refused by name: skipped
+// in silence, the command would find an empty place, or another path's data at /mnt/ro0.
+BOOST_DATA_TEST_CASE(a_path_the_policy_names_that_cannot_be_mounted_is_refused_by_name, data::make(isolating_drivers), d)
+{
+    driver_env e(d);
+    scratch_dir dir;
+    const auto real = dir.sub("real", 0755);
+    const auto colon = dir.sub("with:colon", 0755);
+    std::filesystem::create_directory_symlink(real, dir.path / "link");
+    const auto base = e.policy;
+    struct bad {
+        std::filesystem::path path;
+        bool writable;
+        std::string why;
+    };
+    for (const auto& [path, writable, why] :
+         {bad{dir.path / "missing", true, "does not exist"}, bad{dir.path / "missing", false, "does not exist"},
+          bad{colon, false, "holds ':'"}, bad{dir.path / "link", true, "symbolic link"},
+          bad{dir.path / "real" / ".." / "real", false, "its real path is " + real.string()}}) {
+        e.policy = writable ? base.with_writable_paths({real, path}) : base.with_readable_paths({real, path});
+        boost::system::error_code code;
+        const auto what = launch_error_of(e, &code);
+        BOOST_TEST_INFO(what);
+        BOOST_TEST((code == boost::system::errc::invalid_argument), code.message());
+        BOOST_TEST(what.rfind("Failed to start " + tool_name(d) + ": ", 0) == 0u);
+        BOOST_TEST(what.find((writable ? "writable path " : "readable path ") + path.string()) != std::string::npos);
+        BOOST_TEST(what.find(why) != std::string::npos);
+    }
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
 BOOST_DATA_TEST_CASE(a_missing_or_unusable_binary_in_the_options_is_a_launch_error, data::make(isolating_drivers), d)
 {
     driver_env e(d);

@@ -11,7 +11,10 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <csignal>
+#include <fstream>
 #include <future>
+#include <thread>
 
 using namespace sandbox;
 using namespace sandbox::test;
@@ -131,6 +134,64 @@ BOOST_DATA_TEST_CASE(the_sweep_removes_containers_whose_starter_died_or_that_are
     (void)host_output("'" + engine_of(d) + "' rm -f " + (d == driver::podman ? "-t 0 " : "") + live + " " + forever +
                       " >/dev/null 2>&1");
 }
+
+#ifdef SANDBOX_HAVE_RUN_BIN
+// A runner in another pid namespace (as in a container or a CI job) and one outside sweep
+// each other's engine: neither takes the other's live container for an orphan, although
+// neither can see the other's pid; once the inner one is SIGKILLed, its container goes.
+BOOST_DATA_TEST_CASE(runners_in_two_pid_namespaces_never_sweep_each_others_live_containers, data::make(container_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    auto runner = e.runner();
+    asio::io_context ctx;
+    const auto outer_marker = "41." + random_digits();
+    auto outer = async_execute(*runner, {"sleep", outer_marker}, exec_options{}, asio::use_future);
+    std::thread drive([&] { ctx.run(); });
+    const auto with_command = [&](const std::string& marker) {
+        for (const auto& line : split_lines(host_output("'" + engine_of(d) + "' ps --no-trunc --format '{{.Names}} {{.Command}}' 2>/dev/null")))
+            if (line.find(marker) != std::string::npos) return line.substr(0, line.find(' '));
+        return std::string();
+    };
+    std::string outer_name, inner_name;
+    BOOST_TEST(eventually([&] { return !(outer_name = with_command(outer_marker)).empty(); }, 60s));
+
+    scratch_dir dir;
+    const auto pid_file = dir.path / "pid";
+    const auto inner_marker = "42." + random_digits();
+    // --kill-child: when unshare is killed, so is the namespace's first process, and with it
+    // everything in the namespace.
+    (void)host_output("unshare --pid --fork --mount-proc --kill-child '" + std::string(build::run_bin()) +
+                      "' --driver " + std::string(to_string(d)) + " --image '" + test_image() +
+                      "' --timeout none -- sleep " + inner_marker + " >/dev/null 2>&1 & echo $! > '" +
+                      pid_file.string() + "'");
+    BOOST_TEST(eventually([&] { return !(inner_name = with_command(inner_marker)).empty(); }, 60s));
+    // The inner runner swept at its first launch, on a thread of its own: give it time.
+    std::this_thread::sleep_for(5s);
+    BOOST_TEST(container_exists(d, outer_name), outer_name << " was swept by the runner in the other namespace");
+    const auto removed = detail::sweep_orphans(engine_of(d), d == driver::podman, this_environment());
+    BOOST_TEST(std::count(removed.begin(), removed.end(), inner_name) == 0, "removed: " << join(removed));
+    BOOST_TEST(container_exists(d, inner_name));
+
+    std::ifstream in(pid_file);
+    pid_t unshare_pid = 0;
+    in >> unshare_pid;
+    BOOST_REQUIRE(unshare_pid > 0);
+    ::kill(unshare_pid, SIGKILL);
+    BOOST_TEST(eventually([&] { return processes_matching("--timeout none -- sleep " + inner_marker).empty(); }, 20s));
+    // Its record's lock went with it: a dead run, whatever pid can be seen.
+    BOOST_TEST(eventually([&] {
+        const auto gone = detail::sweep_orphans(engine_of(d), d == driver::podman, this_environment());
+        return std::count(gone.begin(), gone.end(), inner_name) == 1 || !container_exists(d, inner_name);
+    }, 60s));
+    BOOST_TEST(!container_exists(d, inner_name));
+    BOOST_TEST(container_exists(d, outer_name));
+    (void)host_output("'" + engine_of(d) + "' kill " + outer_name + " >/dev/null 2>&1");
+    drive.join();
+    (void)outer.get();
+    BOOST_TEST(eventually([&] { return e.leftovers().empty(); }, 30s), join(e.leftovers()));
+}
+#endif
 
 BOOST_DATA_TEST_CASE(a_runners_containers_carry_its_labels, data::make(container_drivers), d)
 {

@@ -5,6 +5,7 @@
 
 #include "drivers/orphans.hpp"
 #include "drivers/plans.hpp"
+#include "drivers/run_record.hpp"
 #include "drivers/seccomp_profile.hpp"
 #include "sys/seccomp_filter.hpp"
 
@@ -322,6 +323,48 @@ BOOST_AUTO_TEST_CASE(orphans_are_read_from_either_engines_listing)
     BOOST_TEST(!detail::is_orphan(elsewhere, 1900000000, false));
     BOOST_TEST(detail::parse_ps_line("").name.empty());
     BOOST_TEST(detail::parse_ps_line("lonely").name.empty());
+}
+
+// A runner in another pid namespace (a container, a CI job) or under hidepid is not in this
+// process's /proc: its containers are judged by the record it holds, not by its pid.
+BOOST_AUTO_TEST_CASE(a_container_is_judged_by_its_runs_record_not_by_a_pid)
+{
+    scratch_dir dir;
+    const auto id = detail::directory_id(dir.path.string());
+    BOOST_TEST(!id.empty());
+    const auto held = detail::run_record::create(detail::random_sandbox_name(), {}, "docker");
+    const auto held_id = detail::directory_id(held.dir().parent_path().string());
+    BOOST_TEST(detail::record_held(held.dir().string(), held_id));  // its run holds the lock
+    const auto free_record = dir.sub("sandbox-free.run", 0700);
+    BOOST_TEST(!detail::record_held(free_record.string(), id));  // nobody holds it: a dead run
+    BOOST_TEST(!detail::record_held((dir.path / "sandbox-gone.run").string(), id));  // removed with its run
+    // Another directory at that path (another mount namespace's /tmp): not ours to judge.
+    BOOST_TEST(detail::record_held(free_record.string(), "1:1"));
+    BOOST_TEST(detail::record_held(free_record.string(), ""));
+
+    const auto& m = detail::machine_label();
+    // A pid this process cannot see, as from another pid namespace: alive by its record.
+    auto c = detail::parse_ps_line("sandbox-cc sandbox.deadline=0,sandbox.machine=" + m +
+                                   ",sandbox.owner=2147483646.5,sandbox.record=" + held.dir().string() +
+                                   ",sandbox.records=" + held_id);
+    BOOST_TEST(c.record == held.dir().string());
+    BOOST_TEST(c.record_dir == held_id);
+    BOOST_TEST(detail::starter_alive(c));
+    BOOST_TEST(!detail::is_orphan(c, 1900000000, detail::starter_alive(c)));
+    c.record = free_record.string();
+    c.record_dir = id;
+    BOOST_TEST(detail::is_orphan(c, 1900000000, detail::starter_alive(c)));
+    // An older container with no record: by its owner's pid, as before.
+    c.record.clear();
+    BOOST_TEST(!detail::starter_alive(c));
+    c.owner = detail::owner_label();
+    BOOST_TEST(detail::starter_alive(c));
+
+    auto s = make_setup("/e");
+    s.record = held.dir().string();
+    const auto a = detail::container_argv(s, no_net, driver_options{}, false, user_argv);
+    BOOST_TEST(has(a, {"--label", "sandbox.record=" + held.dir().string()}));
+    BOOST_TEST(has(a, {"--label", "sandbox.records=" + held_id}));
 }
 
 // ------------------------------------------------------------------ bubblewrap

@@ -259,9 +259,10 @@ BOOST_DATA_TEST_CASE(writable_and_readable_paths_appear_where_mounts_for_says, d
         std::ofstream(ro / "data") << "read me\n";
     }
     ::chmod((ro / "data").c_str(), 0644);
-    // A missing path and a path with ':' are skipped and take no index.
-    e.policy = e.policy.with_writable_paths({outside.path / "missing", colon, rw}).with_readable_paths({ro});
-    const auto mounts = mounts_for(e.policy, d);
+    // mounts_for skips a missing path and a path with ':', which take no index (a launch
+    // refuses them: test_failures).
+    const auto mounts = mounts_for(e.policy.with_writable_paths({outside.path / "missing", colon, rw}).with_readable_paths({ro}), d);
+    e.policy = e.policy.with_writable_paths({rw}).with_readable_paths({ro});
     BOOST_REQUIRE(mounts.size() == 2u);
     BOOST_TEST(mounts[0].options == "rw");
     BOOST_TEST(mounts[1].options == "ro");

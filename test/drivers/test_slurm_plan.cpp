@@ -66,8 +66,17 @@ BOOST_AUTO_TEST_CASE(srun_starts_one_task_with_memory_a_backstop_time_and_no_env
     const auto a = preview(policy, on_slurm(), {"echo", "hi"});
     const auto s = srun_part(a);
     BOOST_TEST(s.front() == "/bin/true");
-    for (const char* flag : {"--ntasks=1", "--nodes=1", "--quiet", "--unbuffered", "--export=SANDBOX_STEP_POLICY,SANDBOX_STEP_TAG", "--chdir=/"})
+    for (const char* flag : {"--ntasks=1", "--nodes=1", "--quiet", "--unbuffered", "--chdir=/"})
         BOOST_TEST(has(s, flag), flag);
+    {
+        // The step's variables, and where the helpers are when named here (the tests name
+        // the ones just built): the node runs this same program.
+        env_guard no_landlock("SANDBOX_LANDLOCK_EXEC", std::nullopt);
+        env_guard helper("SANDBOX_SPAWN_HELPER", "/opt/x/sandbox-spawn");
+        env_guard seccomp("SANDBOX_SECCOMP_EXEC", "/opt/a,b/sandbox-seccomp-exec");  // a comma cannot be exported
+        BOOST_TEST(has(srun_part(preview(policy, on_slurm(), {"true"})),
+                       "--export=SANDBOX_STEP_POLICY,SANDBOX_STEP_TAG,SANDBOX_SPAWN_HELPER"));
+    }
     BOOST_TEST(has(s, "--mem=192M"));  // the limit, and room for sandbox-run and bwrap beside it
     BOOST_TEST(has(s, "--time=2"));    // minutes: 5 s rounded up, and one more
     BOOST_TEST(!has(s, "--exact"));    // outside an allocation: a job of its own

@@ -168,9 +168,19 @@ BOOST_AUTO_TEST_CASE(a_launch_failure_gives_the_launch_errors_code)
     auto r = make_runner(policy, driver::docker, o);
     asio::io_context ctx;
     error_code ec;
-    async_execute(*r, {"true"}, {}, asio::bind_executor(ctx, [&](error_code e, exec_result) { ec = e; }));
+    exec_result got;
+    async_execute(*r, {"true"}, {}, asio::bind_executor(ctx, [&](error_code e, exec_result res) {
+        ec = e;
+        got = std::move(res);
+    }));
     ctx.run();
     BOOST_TEST((ec == errc::driver_unavailable), ec.message());
+    // The result says so too: never a success with nothing on stderr.
+    BOOST_TEST(!got.success());
+    BOOST_TEST(got.exit_code == exit_codes::sandbox_failed);
+    BOOST_TEST((got.start_error == errc::driver_unavailable));
+    BOOST_TEST(got.err.find("Failed to start docker: ") == 0u, got.err);
+    BOOST_TEST(got.err.find("/nonexistent/docker") != std::string::npos, got.err);
 }
 
 // Asio's rule: a handler never runs inside the call that starts the operation, also when the

@@ -240,6 +240,47 @@ BOOST_AUTO_TEST_CASE(stdout_reads_to_eof_and_leftovers_are_killed)
     BOOST_TEST(gone("sleep " + marker));
 }
 
+// A moved-from (or default-built) process is empty: it answers, it never crashes; and a
+// read deferred before the move completes through the new owner's state.
+BOOST_AUTO_TEST_CASE(an_empty_or_moved_from_process_answers_and_a_deferred_read_survives_the_move)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    process none;
+    BOOST_TEST(!none.running());
+    BOOST_TEST(none.pid() == 0);
+    none.kill();
+    none.close_stdin();
+    BOOST_TEST(none.stderr_tail().empty());
+
+    auto p = f.start(*r, {"sh", "-c", "read x; echo got $x"});
+    char buf[64];
+    auto deferred_read = p.async_read_some(asio::buffer(buf));
+    process q = std::move(p);
+    BOOST_TEST(!p.running());  // NOLINT(bugprone-use-after-move): what is tested
+    BOOST_TEST(p.pid() == 0);
+    p.kill();
+    BOOST_CHECK_EXCEPTION(run_coro(f.ctx, p.wait()), boost::system::system_error,
+                          [](const boost::system::system_error& e) { return e.code() == asio::error::bad_descriptor; });
+    boost::system::error_code ec;
+    std::size_t n = 0;
+    std::move(deferred_read)([&](boost::system::error_code e, std::size_t got) {
+        ec = e;
+        n = got;
+    });
+    run_coro(f.ctx, q.write("x\n"));
+    f.ctx.restart();
+    f.ctx.run();
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST(std::string(buf, n) == "got x\n");
+    BOOST_TEST(run_coro(f.ctx, q.wait()).exit_code == 0);
+    boost::system::error_code read_ec;
+    none.async_read_some(asio::buffer(buf), [&](boost::system::error_code e, std::size_t) { read_ec = e; });
+    f.ctx.restart();
+    f.ctx.run();
+    BOOST_TEST((read_ec == asio::error::bad_descriptor), read_ec.message());
+}
+
 BOOST_AUTO_TEST_CASE(writing_after_the_end_is_broken_pipe)
 {
     process_fixture f;

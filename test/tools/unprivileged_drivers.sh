@@ -1,7 +1,8 @@
 #!/bin/sh
 # unprivileged_drivers.sh TEST_DRIVERS DRIVERS [ARGS...]: the driver suite (or what ARGS
-# select) for DRIVERS (comma-separated) as an unprivileged caller gets it. Under root it runs as uid 65534, which must be able to
-# reach the build tree (its directories searchable by others, as a checkout normally is).
+# select) for DRIVERS (comma-separated) as an unprivileged caller gets it. Under root it runs
+# as SANDBOX_TEST_UNPRIVILEGED_USER (default uid 65534), which must be able to reach the
+# build tree (its directories searchable by others, as a checkout normally is).
 set -eu
 bin=$1
 drivers=$2
@@ -9,7 +10,13 @@ shift 2
 if [ "$(id -u)" != 0 ]; then
     exec env SANDBOX_TEST_DRIVERS="$drivers" "$bin" --report_level=short "$@"
 fi
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+user=${SANDBOX_TEST_UNPRIVILEGED_USER:-65534}
+if ! uid=$(id -u "$user" 2>/dev/null); then
+    echo "no account $user: scripts/setup-engines.sh makes it" >&2
+    exit 1
+fi
+gid=$(id -g "$user")
+as_nobody() { setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"; }
 # A checkout below a private directory (/root, say): the directories above the build tree
 # are made searchable (not readable) by others for the run, and put back afterwards.
 opened=
@@ -24,7 +31,7 @@ while [ "$dir" != / ]; do
     dir=$(dirname "$dir")
 done
 if ! as_nobody test -x "$bin"; then
-    echo "uid 65534 cannot reach $bin" >&2
+    echo "uid $uid cannot reach $bin" >&2
     exit 1
 fi
 cd /tmp
