@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 namespace sandbox::detail {
 
@@ -68,7 +70,8 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
     return a;
 }
 
-std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman, int wait_seconds)
+std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman, int wait_seconds,
+                                                const std::string& grace)
 {
     // Kills and removes by name ("-t 0": podman would otherwise wait 10 s); the engine prints
     // the name of what it removed. Nothing printed: the container is not there, or the engine
@@ -78,14 +81,15 @@ std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool pod
     // (the engine can take seconds under load). No file, or an id in it, and nothing listed:
     // nothing is left. podman creates in the client itself: once that is gone, nothing comes.
     std::vector<std::string> a{"/bin/sh", "-c",
-                               "b=$1 n=$2 c=$3 w=$4; shift 4; t=$(($(date +%s) + w)); "
+                               "b=$1 n=$2 c=$3 w=$4 g=$5; shift 5; t=$(($(date +%s) + w)); "
+                               "[ -z \"$g\" ] || { \"$b\" kill --signal TERM \"$n\" >/dev/null 2>&1 && sleep \"$g\"; }; "
                                "while :; do "
                                "[ -n \"$(\"$b\" rm -f \"$@\" \"$n\" 2>/dev/null)\" ] && exit 0; "
                                "if [ -z \"$(\"$b\" ps -a -q --filter \"name=$n\" 2>/dev/null)\" ]; then "
                                "[ -f \"$c\" ] && [ ! -s \"$c\" ] || exit 0; fi; "
                                "[ \"$(date +%s)\" -lt \"$t\" ] || exit 1; sleep 0.1; done",
                                "sh", s.binary, s.name, s.cid_file.empty() ? std::string("/nonexistent") : s.cid_file,
-                               std::to_string(wait_seconds)};
+                               std::to_string(wait_seconds), grace};
     if (podman) a.insert(a.end(), {"-t", "0"});
     return a;
 }
@@ -175,7 +179,17 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
 {
     launch_plan plan;
     plan.argv = container_argv(s, ctx.policy, ctx.options, podman(ctx), args);
-    plan.cleanup_argv = container_cleanup_argv(s, podman(ctx));
+    if (podman(ctx)) {
+        plan.cleanup_argv = container_cleanup_argv(s, true);
+    } else {
+        // docker's client answers SIGTERM by deleting the still empty cid file while the
+        // daemon goes on creating the container, which then stays behind (Created): the
+        // client only ever gets SIGKILL, and the command its SIGTERM and grace from here.
+        plan.sigkill_only = true;
+        char grace[32];
+        std::snprintf(grace, sizeof grace, "%.3f", std::chrono::duration<double>(ctx.options.kill_grace).count());
+        plan.cleanup_argv = container_cleanup_argv(s, false, 20, grace);
+    }
     plan.env = env_strings(current_environment());  // the client's own (DOCKER_HOST...)
     for (const auto& name : s.env_from_client)
         for (const auto& [k, v] : s.env)

@@ -58,10 +58,11 @@ std::string label_value(std::string_view labels, std::string_view key)
     return {};
 }
 
-// The output of an engine call, or nullopt when it did not end within `bound` (a hung
-// engine): the client is killed then, and the sweep gives up until next time.
-std::optional<std::string> run_and_read(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                                        std::chrono::milliseconds bound)
+}  // namespace
+
+// A hung engine: the client is killed at `bound`, and the sweep gives up until next time.
+std::optional<std::string> engine_output(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                                         std::chrono::milliseconds bound)
 {
     spawn_request req{.argv = args, .env = env, .open_pidfd = false};
     child_pipes pipes;
@@ -93,12 +94,10 @@ std::optional<std::string> run_and_read(const std::vector<std::string>& args, co
     return out;
 }
 
-}  // namespace
-
 std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, const std::vector<std::string>& env,
                                        std::chrono::milliseconds bound)
 {
-    const auto listed = run_and_read({binary, "ps", "-a", "--filter", "label=sandbox.machine=" + machine_label(),
+    const auto listed = engine_output({binary, "ps", "-a", "--filter", "label=sandbox.machine=" + machine_label(),
                                       "--format", "{{.Names}} {{.Labels}}"},
                                      env, bound);
     if (!listed) return {};
@@ -113,7 +112,7 @@ std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, c
         const auto c = parse_ps_line(line);
         if (!c.name.empty() && is_orphan(c, now, starter_alive(c))) remove.push_back(c.name);
     }
-    if (remove.size() > base) (void)run_and_read(remove, env, bound);
+    if (remove.size() > base) (void)engine_output(remove, env, bound);
     std::vector<std::string> removed(remove.begin() + static_cast<std::ptrdiff_t>(base), remove.end());
     for (const auto& name : removed) engine_cgroup::remove_left_by(name);  // their --cgroup-parent
     return removed;
@@ -184,6 +183,28 @@ bool record_held(const std::string& record, const std::string& dir_id)
     const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     ::close(fd);  // a lock we took goes with it: the record is sweep_dead_runs' to remove
     return held;
+}
+
+std::string run_comment(const std::string& record)
+{
+    return "sandbox.run " + machine_label() + " " +
+           directory_id(std::filesystem::path(record).parent_path().string()) + " " + record;
+}
+
+std::optional<commented_run> parse_run_comment(std::string_view comment)
+{
+    constexpr std::string_view head = "sandbox.run ";
+    if (!comment.starts_with(head)) return std::nullopt;
+    comment.remove_prefix(head.size());
+    commented_run r;
+    const auto a = comment.find(' ');
+    if (a == std::string_view::npos || a == 0) return std::nullopt;
+    r.machine = std::string(comment.substr(0, a));
+    const auto b = comment.find(' ', a + 1);
+    if (b == std::string_view::npos || b == a + 1 || b + 1 >= comment.size()) return std::nullopt;
+    r.record_dir = std::string(comment.substr(a + 1, b - a - 1));
+    r.record = std::string(comment.substr(b + 1));  // a path may hold spaces: the rest
+    return r;
 }
 
 bool starter_alive(const labelled_container& c)

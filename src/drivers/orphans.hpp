@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,23 @@ bool is_orphan(const labelled_container& c, std::int64_t now, bool owner_is_aliv
 /// Whether the run that started `c` still runs: by its record when it has one, else (a
 /// container of an older release) by its owner's pid.
 bool starter_alive(const labelled_container& c);
+
+/// A Slurm job's comment naming its run: "sandbox.run <machine> <directory_id> <record>".
+/// A later process cancels the job of a run that died (a SIGKILLed runner runs no cancel).
+std::string run_comment(const std::string& record);
+struct commented_run {
+    std::string machine;
+    std::string record_dir;  ///< directory_id of the record's directory
+    std::string record;
+};
+/// The run a comment names, or nullopt when it is not one of run_comment's.
+std::optional<commented_run> parse_run_comment(std::string_view comment);
+
+/// The output of an engine's client (`args`, environment `env`), or nullopt when it could
+/// not start or did not end within `bound` (it is killed then, with what it started).
+/// Blocking: never on an io thread.
+std::optional<std::string> engine_output(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                                         std::chrono::milliseconds bound);
 
 /// Removes this machine's orphaned containers of `binary`'s engine now (blocking: never on
 /// an io thread; each engine call is bounded by `bound`, after which the client is killed

@@ -89,7 +89,11 @@ std::vector<std::string> container_argv(const sandbox_setup& s, const execution_
                                         const driver_options& options, bool podman,
                                         const std::vector<std::string>& args);
 /// `wait_seconds` bounds the wait for a container the engine may still be creating.
-std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman, int wait_seconds = 20);
+/// `grace` (seconds, as `sleep` takes them; empty: none): the container's command is sent
+/// SIGTERM first and given that long, as docker's client, which is only ever SIGKILLed, no
+/// longer passes the runner's SIGTERM on.
+std::vector<std::string> container_cleanup_argv(const sandbox_setup& s, bool podman, int wait_seconds = 20,
+                                                const std::string& grace = {});
 
 std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution_policy& policy,
                                          const std::vector<std::string>& args);

@@ -6,15 +6,20 @@
 // backstop, and a run we end is cancelled with scancel and waited for.
 #include "drivers/driver_spec.hpp"
 
+#include "drivers/orphans.hpp"
+#include "drivers/run_record.hpp"
 #include "drivers/runner.hpp"
 #include "drivers/support.hpp"
 #include "run/line_sieve.hpp"
+#include "run/offload.hpp"
 #include <sandbox/environment.hpp>
 #include <sandbox/json.hpp>
 
 #include <unistd.h>
 
 #include <cstdlib>
+#include <mutex>
+#include <sstream>
 #include <cstring>
 
 namespace sandbox::detail {
@@ -89,6 +94,36 @@ exit 1)";
     return {"/bin/sh", "-c", script, "sandbox-slurm-cancel", name, job_id ? job_id : ""};
 }
 
+// The jobs of runs that died without cancelling them (a SIGKILLed runner), cancelled at this
+// process's first launch, on a thread of their own and bounded in time: each job's comment
+// names its run's record, and a record nobody holds belongs to a dead run. Jobs of other
+// machines, and records this process cannot judge, are left alone.
+void cancel_jobs_of_dead_runs(std::vector<std::string> env)
+{
+    static std::once_flag once;
+    std::call_once(once, [&] {
+        try {
+            run_on(worker::engine, [env = std::move(env)] {
+                const auto squeue = find_on_path("squeue"), scancel = find_on_path("scancel");
+                if (squeue.empty() || scancel.empty()) return;
+                const auto listed = engine_output({squeue, "--me", "-h", "-o", "%i %k"}, env, std::chrono::seconds(30));
+                if (!listed) return;
+                std::vector<std::string> cancel{scancel};
+                std::istringstream lines(*listed);
+                for (std::string line; std::getline(lines, line);) {
+                    const auto space = line.find(' ');
+                    if (space == std::string::npos) continue;
+                    const auto run = parse_run_comment(std::string_view(line).substr(space + 1));
+                    if (run && run->machine == machine_label() && !record_held(run->record, run->record_dir))
+                        cancel.push_back(line.substr(0, space));
+                }
+                if (cancel.size() > 1) (void)engine_output(cancel, env, std::chrono::seconds(30));
+            });
+        } catch (...) {  // best effort: the next process tries again
+        }
+    });
+}
+
 launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const exec_options& o)
 {
     if (args.empty()) fail_start("srun", "empty command");
@@ -111,6 +146,10 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
         a.push_back("--time=" + std::to_string(ceil_div(static_cast<std::uint64_t>(wall.count()), 60000) + 1));
     if (!ctx.options.slurm.partition.empty()) a.push_back("--partition=" + ctx.options.slurm.partition);
     if (job) a.push_back("--exact");  // a step of the allocation, with only what it asked for
+    // Held until the step is done or cancelled: a job whose record nobody holds is cancelled
+    // by a later process (a runner killed outright cancels nothing).
+    auto record = std::make_shared<run_record>(run_record::create(random_sandbox_name(), {}, "srun"));
+    if (!job) a.push_back("--comment=" + run_comment(record->dir().string()));
     // Only SLURM_*, the step's two variables and the helpers' places reach the node (srun's
     // own environment carries them: an argv is world-readable in /proc, an environment only
     // to its owner).
@@ -142,6 +181,8 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
     p.failure_prefix = "Failed to start srun";
     p.throw_on_start_failure = true;
     p.cleanup_argv = cancel_argv(name, job);
+    p.cleanup = [record] { record->release(); };  // after the cancel: the step is gone
+    cancel_jobs_of_dead_runs(env_strings(current_environment()));
     // srun answers SIGTERM or a second SIGINT by killing the step on the spot, before the
     // node's sandbox-run can remove its work dir: srun is killed, and the cancel stops the
     // step gently.

@@ -220,7 +220,8 @@ enum class cid { none, empty, written };
 // exists from the engine's `appears_at`-th call on (0: never); `refusals` removals fail
 // while it exists (nothing printed, as when one is already under way); a removal that
 // works prints its name, as both engines do.
-std::vector<std::string> cleanup_calls(bool podman, cid c, int appears_at, int refusals = 0, int wait_seconds = 20)
+std::vector<std::string> cleanup_calls(bool podman, cid c, int appears_at, int refusals = 0, int wait_seconds = 20,
+                                       const std::string& grace = {})
 {
     temp_dir dir;
     const auto engine = dir.path / "engine";
@@ -243,7 +244,7 @@ std::vector<std::string> cleanup_calls(bool podman, cid c, int appears_at, int r
     if (c == cid::empty) std::ofstream{s.cid_file};
     if (c == cid::written) std::ofstream(s.cid_file) << "0123abcd\n";
     // It gives up (exit 1) only on a container asked for that never came.
-    const int rc = std::system(shell_quoted(detail::container_cleanup_argv(s, podman, wait_seconds)).c_str());
+    const int rc = std::system(shell_quoted(detail::container_cleanup_argv(s, podman, wait_seconds, grace)).c_str());
     BOOST_TEST(WEXITSTATUS(rc) == (c == cid::empty && appears_at == 0 ? 1 : 0));
     return split_lines(read_text(log));
 }
@@ -261,6 +262,18 @@ BOOST_AUTO_TEST_CASE(container_cleanup_kills_and_removes_by_name)
     // A removal the engine refused is tried again while the container is listed.
     const argv_t again{"rm -f " + n, "ps -a -q --filter name=" + n, "rm -f " + n};
     BOOST_TEST(cleanup_calls(false, cid::written, 1, 1) == again, boost::test_tools::per_element());
+}
+
+// docker's client is only ever SIGKILLed (on SIGTERM it deletes the empty cid file while the
+// daemon goes on creating the container): the command's SIGTERM and grace come from here.
+BOOST_AUTO_TEST_CASE(docker_cleanup_sends_the_command_sigterm_and_its_grace_first)
+{
+    const auto n = make_setup("/e").name;
+    const auto start = std::chrono::steady_clock::now();
+    BOOST_TEST(cleanup_calls(false, cid::written, 1, 0, 20, "0.300") == (argv_t{"kill --signal TERM " + n, "rm -f " + n}),
+               boost::test_tools::per_element());
+    BOOST_TEST((std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(300)));
+    BOOST_TEST(detail::container_cleanup_argv(make_setup("/e"), true).back() == "0");  // podman: -t 0, no grace
 }
 
 BOOST_AUTO_TEST_CASE(container_cleanup_waits_for_a_container_still_being_created)
@@ -359,6 +372,19 @@ BOOST_AUTO_TEST_CASE(a_container_is_judged_by_its_runs_record_not_by_a_pid)
     BOOST_TEST(!detail::starter_alive(c));
     c.owner = detail::owner_label();
     BOOST_TEST(detail::starter_alive(c));
+
+    // A Slurm job carries the same in its comment; a path may hold spaces.
+    const auto comment = detail::run_comment(held.dir().string());
+    const auto run = detail::parse_run_comment(comment);
+    BOOST_TEST_REQUIRE(run.has_value(), comment);
+    BOOST_TEST(run->machine == m);
+    BOOST_TEST(run->record_dir == held_id);
+    BOOST_TEST(run->record == held.dir().string());
+    const auto spaced = detail::parse_run_comment("sandbox.run m 1:2 /tmp/a b/sandbox-x.run");
+    BOOST_TEST_REQUIRE(spaced.has_value());
+    BOOST_TEST(spaced->record == "/tmp/a b/sandbox-x.run");
+    for (const char* bad : {"", "sandbox.run", "sandbox.run m", "sandbox.run m 1:2", "sandbox.run m 1:2 ", "other m 1:2 /x"})
+        BOOST_TEST(!detail::parse_run_comment(bad).has_value(), bad);
 
     auto s = make_setup("/e");
     s.record = held.dir().string();

@@ -7,8 +7,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <csignal>
 #include <fstream>
 #include <set>
+#include <thread>
 
 using namespace sandbox;
 using namespace sandbox::test;
@@ -160,6 +162,40 @@ BOOST_AUTO_TEST_CASE(a_batch_of_200_jobs_gives_every_result)
     BOOST_TEST(ids.size() == std::size_t(n));
     BOOST_TEST(good == n);
     BOOST_TEST(r.err.find(std::to_string(n) + " succeeded") != std::string::npos, r.err);
+}
+
+// A runner killed outright runs no cancel: its job would run on until srun's --time (or for
+// ever with no timeout). The next process that launches on slurm cancels it, judging the run
+// dead by its record's free lock.
+BOOST_AUTO_TEST_CASE(a_job_left_by_a_killed_runner_is_cancelled_by_the_next_process)
+{
+    SANDBOX_REQUIRE_CLI_SLURM();
+    temp_dir dir;
+    const auto marker = unique_seconds(600);
+    const auto pid_file = dir.path / "pid";
+    auto shell = make_runner(tool_policy(), driver::host);
+    (void)run_sync(*shell, {"sh", "-c",
+                            // setsid: out of the shell's group, which the host driver ends with the shell.
+                            "SANDBOX_RUN_BIN=\"$1\" setsid \"$1\" --driver slurm --timeout none -- sleep \"$2\" >/dev/null 2>&1 & "
+                            "echo $! > \"$3\"",
+                            "sh", tool(), marker, pid_file.string()});
+    const auto pid = std::stoi(read_text(pid_file));
+    const auto prefix = "sbx-" + std::to_string(pid) + "-";
+    const auto job_of_run = [&] {
+        for (const auto& line : lines_of(run_sync(*shell, {"squeue", "-h", "-o", "%i %j %T"}).out))
+            if (line.find(" " + prefix) != std::string::npos && line.find("RUNNING") != std::string::npos)
+                return line.substr(0, line.find(' '));
+        return std::string();
+    };
+    std::string id;
+    BOOST_TEST_REQUIRE(eventually([&] { return !(id = job_of_run()).empty(); }, 60s));
+    ::kill(pid, SIGKILL);
+    std::this_thread::sleep_for(2s);
+    BOOST_TEST(!squeue_job(id).empty());  // nothing cancelled it
+    // Any later process's first slurm launch does.
+    const auto r = run_cli({"--driver", "slurm", "--timeout", "60", "--", "true"}, slurm_cli_options());
+    BOOST_TEST(r.code == 0, r.err);
+    BOOST_TEST(eventually([&] { return squeue_job(id).empty(); }, 60s), squeue_job(id));
 }
 
 BOOST_AUTO_TEST_CASE(under_salloc_the_command_is_a_step_of_the_allocation)
