@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,16 @@ std::optional<std::chrono::milliseconds> limit_or_none(std::string_view flag, st
 
 /// A size in bytes (parse_size) that fits a size_t. Throws usage_error naming `flag`.
 std::size_t size_value(std::string_view flag, std::string_view v);
+
+/// size_value, and at least `minimum`: a smaller one throws usage_error naming `flag`, the
+/// value and the minimum.
+std::size_t size_at_least(std::string_view flag, std::string_view v, std::uint64_t minimum);
+
+/// `bytes` as the flags write it: "1K", "64M", "1.5G" is "1536M", "10 bytes".
+std::string size_text(std::uint64_t bytes);
+
+/// True for "none" and "off", in any case.
+bool means_none(std::string_view v);
 
 /// `v`, unless it is empty. Throws usage_error naming `flag`.
 std::string_view non_empty(std::string_view flag, std::string_view v);

@@ -33,6 +33,13 @@ struct option_spec {
 };
 
 constexpr unsigned max_jobs = 10000;
+constexpr std::uint64_t mib = 1u << 20;
+
+// --memory and --disk: the library keeps whole MiB (rounding down), and 1M at least.
+std::string mib_limit(std::string_view flag, std::string_view v)
+{
+    return std::to_string(size_at_least(flag, v, mib) / mib) + "M";
+}
 
 const option_spec option_table[] = {
     {"help", 'h', arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::help; }},
@@ -70,23 +77,16 @@ const option_spec option_table[] = {
      }},
     {"memory", 0, arity::value, false,
      [](options& o, auto f, auto v) {
-         try {
-             o.memory = execution_policy::normalize_memory_limit(v);
-         } catch (const std::invalid_argument& e) {
-             throw usage_error(std::string(f) + ": " + e.what() + " " + squote(v) + " (e.g. 512M, 2G)");
-         }
+         if (means_none(v))
+             throw usage_error(std::string(f) + ": " + squote(v) +
+                               " is not accepted: a command always has a memory limit (give a size, at least 1M, "
+                               "e.g. 64G)");
+         o.memory = mib_limit(f, v);
      }},
     {"disk", 0, arity::value, false,
      [](options& o, auto f, auto v) {
-         if (v == "none") {
-             o.disk = std::optional<std::string>{};
-             return;
-         }
-         try {
-             o.disk = std::optional<std::string>(execution_policy::normalize_memory_limit(v));
-         } catch (const std::invalid_argument&) {
-             throw usage_error(std::string(f) + ": invalid size " + squote(v) + " (e.g. 256M, 2G, or none)");
-         }
+         if (means_none(v)) o.disk = std::optional<std::string>{};
+         else o.disk = std::optional<std::string>(mib_limit(f, v));
      }},
     {"network", 0, arity::flag, false, [](options& o, auto, auto) { o.network = true; }},
     {"no-network", 0, arity::flag, false, [](options& o, auto, auto) { o.network = false; }},
@@ -118,8 +118,10 @@ const option_spec option_table[] = {
              throw usage_error(std::string(f) + ": " + squote(v) + " is not a directory");
          o.base_dir = std::move(dir);
      }},
-    {"stdout-cap", 0, arity::value, false, [](options& o, auto f, auto v) { o.stdout_cap = size_value(f, v); }},
-    {"stderr-cap", 0, arity::value, false, [](options& o, auto f, auto v) { o.stderr_cap = size_value(f, v); }},
+    {"stdout-cap", 0, arity::value, false,
+     [](options& o, auto f, auto v) { o.stdout_cap = size_at_least(f, v, execution_policy::min_output_cap); }},
+    {"stderr-cap", 0, arity::value, false,
+     [](options& o, auto f, auto v) { o.stderr_cap = size_at_least(f, v, execution_policy::min_output_cap); }},
     {"json", 0, arity::flag, false, [](options& o, auto, auto) { o.json = true; }},
     {"no-stdin", 0, arity::flag, false, [](options& o, auto, auto) { o.no_stdin = true; }},
     {"batch", 0, arity::value, false,
@@ -165,8 +167,7 @@ const option_spec option_table[] = {
     {"verbose", 'v', arity::flag, false, [](options& o, auto, auto) { o.verbose = true; }},
     {"max-line", 0, arity::value, true,
      [](options& o, auto f, auto v) {
-         o.max_line = size_value(f, v);
-         if (o.max_line == 0) throw usage_error(std::string(f) + ": must be more than 0");
+         o.max_line = size_at_least(f, v, 1);
      }},
 };
 

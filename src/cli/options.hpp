@@ -107,9 +107,10 @@ driver_options driver_options_for(const options& o);
 std::string usage_text();
 
 // Value parsers, exposed for the batch runner and tests of the tool.
-/// Seconds with an optional fraction and unit (ms, s, m, h): "0.5", "2", "500ms", "1m".
+/// Seconds with an optional fraction and unit (ms, s, m, h, d): "0.5", "2", "500ms", "1m", "1.5d".
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
-/// Bytes with an optional K, M or G suffix (powers of 1024; "KiB", "KB", "B" also accepted).
+/// Bytes with an optional K, M, G or T suffix in any case, powers of 1024 ("KiB" and "KB"
+/// mean the same, as do "B" and none); with a suffix, a fraction of up to 9 digits ("1.5G").
 std::optional<std::uint64_t> parse_size(std::string_view text);
 
 }  // namespace sandbox::cli
