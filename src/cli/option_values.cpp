@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSL-1.0
-// Value parsers of sandbox-run's flags: durations, sizes, --halt.
+// Value parsers of sandbox-run's flags: durations, sizes, --jobs, --halt.
 #include "option_values.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <system_error>
+#include <thread>
 
 namespace sandbox::cli {
 
@@ -65,11 +68,57 @@ bool means_none(std::string_view v)
     return l == "none" || l == "off";
 }
 
+unsigned cpu_count() noexcept
+{
+    const unsigned n = std::thread::hardware_concurrency();
+    return n > 0 ? n : 2;
+}
+
+// GNU parallel's spellings: N, 0, N% of the CPUs, +N and -N CPUs.
+unsigned parse_jobs(std::string_view flag, std::string_view v, unsigned cpus)
+{
+    const auto bad = [&] {
+        return usage_error(std::string(flag) + ": expected a number of jobs from 0 to " + std::to_string(max_jobs) +
+                           ", N% of the CPUs, +N or -N CPUs, got " + squote(v));
+    };
+    std::string_view digits = v;
+    char how = 0;
+    if (!digits.empty() && (digits.front() == '+' || digits.front() == '-')) {
+        how = digits.front();
+        digits.remove_prefix(1);
+    } else if (!digits.empty() && digits.back() == '%') {
+        how = '%';
+        digits.remove_suffix(1);
+    }
+    std::uint64_t n = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || n > max_jobs * 100ull)
+        throw bad();
+    if (how == 0 && n > max_jobs) throw bad();
+    std::uint64_t jobs = n;
+    if (how == '+') jobs = cpus + n;
+    else if (how == '-') jobs = n >= cpus ? 1 : cpus - n;
+    else if (how == '%') jobs = std::max<std::uint64_t>(1, cpus * n / 100);
+    if (jobs > max_jobs)
+        throw usage_error(std::string(flag) + ": " + squote(v) + " makes " + std::to_string(jobs) +
+                          " jobs at a time, more than the most, " + std::to_string(max_jobs));
+    return static_cast<unsigned>(jobs);
+}
+
+std::string_view non_empty(std::string_view flag, std::string_view v)
+{
+    if (v.empty()) throw usage_error(std::string(flag) + ": needs a non-empty value");
+    return v;
+}
+
 // GNU parallel's spelling; "now" alone: the first failure.
 halt_rule parse_halt(std::string_view flag, std::string_view v)
 {
     const auto bad = [&] {
-        return usage_error(std::string(flag) + ": expected never, now,fail=N or soon,fail=N (N >= 1), got " + squote(v));
+        return usage_error(std::string(flag) +
+                           ": expected never, now,fail=N or soon,fail=N (N >= 1 failed jobs, or a percentage of the "
+                           "jobs ended, above 0 and at most 100: fail=10%), got " +
+                           squote(v));
     };
     halt_rule h;
     const auto comma = v.find(',');
@@ -82,10 +131,33 @@ halt_rule parse_halt(std::string_view flag, std::string_view v)
     if (comma == std::string_view::npos) return h;
     const auto rest = v.substr(comma + 1);
     if (!rest.starts_with("fail=")) throw bad();
-    const auto num = rest.substr(5);
+    auto num = rest.substr(5);
+    if (num.ends_with('%')) {
+        num.remove_suffix(1);
+        double pct = 0;
+        auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), pct, std::chars_format::fixed);
+        if (num.empty() || num.front() == '-' || num.front() == '+' || ec != std::errc() ||
+            end != num.data() + num.size() || !(pct > 0) || pct > 100)
+            throw bad();
+        h.failures = 0;
+        h.percent = pct;
+        return h;
+    }
     auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), h.failures);
     if (ec != std::errc() || end != num.data() + num.size() || h.failures == 0) throw bad();
     return h;
+}
+
+std::string halt_text(const halt_rule& h)
+{
+    if (h.at == halt_rule::when::never) return "never";
+    std::string s = h.at == halt_rule::when::now ? "now,fail=" : "soon,fail=";
+    if (h.percent > 0) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g%%", h.percent);
+        return s + buf;
+    }
+    return s + std::to_string(h.failures);
 }
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text)

@@ -32,7 +32,6 @@ struct option_spec {
     void (*apply)(options&, std::string_view flag, std::string_view value);
 };
 
-constexpr unsigned max_jobs = 10000;
 constexpr std::uint64_t mib = 1u << 20;
 
 // --memory and --disk: the library keeps whole MiB (rounding down), and 1M at least.
@@ -126,15 +125,7 @@ const option_spec option_table[] = {
     {"no-stdin", 0, arity::flag, false, [](options& o, auto, auto) { o.no_stdin = true; }},
     {"batch", 0, arity::value, false,
      [](options& o, auto f, auto v) { o.batch_file = std::string(non_empty(f, v)); }},
-    {"jobs", 'j', arity::value, true,
-     [](options& o, auto f, auto v) {
-         unsigned n = 0;
-         auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > max_jobs)
-             throw usage_error(std::string(f) + ": expected a number of jobs from 1 to " + std::to_string(max_jobs) +
-                               ", got " + squote(v));
-         o.jobs = n;
-     }},
+    {"jobs", 'j', arity::value, true, [](options& o, auto f, auto v) { o.jobs = parse_jobs(f, v, cpu_count()); }},
     {"warm", 0, arity::value, true,
      [](options& o, auto f, auto v) {
          unsigned n = 0;

@@ -89,7 +89,9 @@ Batch:
                            argv is required; id defaults to the line number; the keys of
                            policy override the command-line policy for that job, driver
                            and image its driver and image
-  -j, --jobs N             run N jobs at a time (default: the number of CPUs)
+  -j, --jobs N             run N jobs at a time (default: the number of CPUs); as with
+                           GNU parallel, N% of the CPUs (200%), +N or -N CPUs (at
+                           least 1), or 0: all the jobs at once, at most 256
   --warm N                 keep N sandboxes of the batch's driver and policy started
                            ahead, so a job finds its sandbox ready (isolating drivers
                            but slurm; jobs with a driver or policy of their own start
@@ -105,7 +107,9 @@ Batch:
   --retries N              run a job that failed to start or did not succeed up to N
                            more times (default 0); "attempts" in its result
   --halt WHEN              never (default), now,fail=N or soon,fail=N: after N failed
-                           jobs start no more; now also cancels the running ones
+                           jobs start no more; now also cancels the running ones;
+                           fail=X%: once 10 jobs or more have ended, when X% of the
+                           jobs ended so far failed (cancelled ones not counted)
   --resume RESULTS         skip the jobs whose id has a result in RESULTS (the -o file
                            of an earlier run; a cancelled job has none and runs again);
                            with -o the same file, its results stay and the new ones are

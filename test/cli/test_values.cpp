@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSL-1.0
 // The values of flags as users of GNU tools type them: sizes with a fraction and any suffix,
-// values below a flag's minimum refused, and durations in days.
+// values below a flag's minimum refused, durations in days, -j as GNU parallel takes it, and
+// --halt with a share of the jobs.
 #include "cli_support.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <thread>
 
 using namespace sandbox;
 using namespace sandbox::test;
@@ -40,6 +43,56 @@ std::string refused(std::vector<std::string> args, std::string input = "")
 std::string memory_of(const std::string& size) { return std::string(show_policy({"--memory", size}).at("memory_limit").as_string()); }
 
 double timeout_of(const std::string& d) { return show_policy({"--timeout", d}).at("timeout_seconds").to_number<double>(); }
+
+unsigned cpus()
+{
+    const unsigned n = std::thread::hardware_concurrency();
+    return n > 0 ? n : 2;
+}
+
+// The summary: the stderr line with " jobs: " in it.
+std::string summary_in(const std::string& err)
+{
+    for (const auto& l : lines_of(err))
+        if (has(l, " jobs: ")) return l;
+    BOOST_TEST_REQUIRE(false, "no summary in: " << err);
+    return {};
+}
+
+// `n` job lines that each succeed only once all `n` run at the same time: each leaves a mark
+// in `dir` and waits (up to 20 s) for the others' marks.
+std::string rendezvous_jobs(const std::filesystem::path& dir, unsigned n)
+{
+    std::string text;
+    const std::string script = "touch \"$0/$1\"; i=0; while [ \"$(ls \"$0\" | wc -l)\" -lt " + std::to_string(n) +
+                               " ]; do i=$((i+1)); [ $i -gt 400 ] && exit 3; sleep 0.05; done";
+    for (unsigned i = 0; i < n; ++i) text += job({"sh", "-c", script, dir.string(), "j" + std::to_string(i)}) + "\n";
+    return text;
+}
+
+// Runs `n` rendezvous jobs with `jobs_flag` (e.g. "-j 0"): true when all of them succeeded.
+bool all_ran_at_once(unsigned n, const std::vector<std::string>& jobs_flag)
+{
+    temp_dir dir;
+    const auto marks = dir.path / "marks";
+    std::filesystem::create_directory(marks);
+    const auto file = dir.path / "jobs.jsonl";
+    write_text(file, rendezvous_jobs(marks, n));
+    std::vector<std::string> args{"--batch", file.string(), "--timeout", "60"};
+    args.insert(args.end(), jobs_flag.begin(), jobs_flag.end());
+    auto r = run_cli(args);
+    BOOST_TEST(r.code == 0, "-j " << jobs_flag.back() << " with " << n << " jobs: " << r.err);
+    BOOST_TEST(json_lines(r.out).size() == n);
+    return r.code == 0;
+}
+
+// 20 job lines: the first three fail, the others succeed.
+std::string three_failures_in_twenty()
+{
+    std::string text;
+    for (int i = 1; i <= 20; ++i) text += job({i <= 3 ? "false" : "true"}, "\"id\":" + std::to_string(i)) + "\n";
+    return text;
+}
 
 }  // namespace
 
@@ -136,6 +189,76 @@ BOOST_AUTO_TEST_CASE(durations_take_days_as_gnu_timeout_does)
         const auto line = refused({"--timeout", bad, "--", "true"});
         BOOST_TEST(has(line, "--timeout"), line);
     }
+}
+
+// ---- -j ----------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(jobs_0_runs_every_job_of_the_file_at_once)
+{
+    BOOST_TEST(all_ran_at_once(cpus() + 3, {"-j", "0"}));
+}
+
+BOOST_AUTO_TEST_CASE(jobs_take_a_percentage_of_the_cpus_and_plus_or_minus_n)
+{
+    BOOST_TEST(all_ran_at_once(2 * cpus(), {"-j", "200%"}));
+    BOOST_TEST(all_ran_at_once(cpus() + 2, {"--jobs=+2"}));
+    BOOST_TEST(all_ran_at_once(1, {"-j", "-1"}));  // at least 1
+    BOOST_TEST(all_ran_at_once(1, {"-j", "-1000"}));
+    BOOST_TEST(all_ran_at_once(1, {"-j", "1%"}));
+
+    for (const char* bad : {"%", "+", "-", "50%x", "1.5", "x%", "10001", "+10000", "many"}) {
+        const auto line = refused({"--batch", "-", "-j", bad});
+        BOOST_TEST(has(line, "-j"), line);
+        BOOST_TEST(has(line, std::string("'") + bad + "'"), line);
+    }
+}
+
+// ---- --halt fail=X% ----------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(halt_on_a_share_of_the_jobs_ended_so_far_once_ten_have_ended)
+{
+    temp_dir dir;
+    const auto file = dir.path / "jobs.jsonl";
+    write_text(file, three_failures_in_twenty());
+    // 3 of the first 10 failed: 30%. Judged at the 10th (a success), not at the first failure.
+    auto r = run_cli({"--batch", file.string(), "-j", "1", "--halt", "now,fail=25%"});
+    BOOST_TEST(r.code == 1, r.err);
+    BOOST_TEST(json_lines(r.out).size() == 10u, r.out);
+    auto s = summary_in(r.err);
+    BOOST_TEST(has(s, "halted after 3 failures in 10 jobs (--halt now,fail=25%)"), s);
+    BOOST_TEST(has(s, "10 not run"), s);
+
+    // The same from a stream, whose length is not known.
+    r = run_cli({"--batch", "-", "-j", "1", "--halt", "soon,fail=25%"}, three_failures_in_twenty());
+    BOOST_TEST(r.code == 1, r.err);
+    BOOST_TEST(json_lines(r.out).size() == 10u, r.out);
+    BOOST_TEST(has(summary_in(r.err), "halted after 3 failures in 10 jobs (--halt soon,fail=25%)"), r.err);
+
+    // 30% is below 50%, and the share only falls after: every job runs.
+    r = run_cli({"--batch", file.string(), "-j", "1", "--halt", "now,fail=50%"});
+    BOOST_TEST(r.code == 1, r.err);
+    BOOST_TEST(json_lines(r.out).size() == 20u);
+    BOOST_TEST(!has(r.err, "halted"), r.err);
+    BOOST_TEST(has(summary_in(r.err), "0 not run"), r.err);
+
+    // A fraction.
+    r = run_cli({"--batch", file.string(), "-j", "1", "--halt", "now,fail=12.5%"});
+    BOOST_TEST(has(summary_in(r.err), "halted after 3 failures in 10 jobs (--halt now,fail=12.5%)"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(halt_shares_out_of_range_are_bad_usage_and_never_still_works)
+{
+    for (const char* spec : {"now,fail=0%", "now,fail=101%", "now,fail=%", "soon,fail=-5%", "soon,fail=1x%",
+                             "now,fail=10%%", "never,fail=10%"}) {
+        const auto line = refused({"--batch", "-", "--halt", spec});
+        BOOST_TEST(has(line, "--halt"), line);
+    }
+    auto r = run_cli({"--batch", "-", "--halt", "never"}, three_failures_in_twenty());
+    BOOST_TEST(r.code == 1, r.err);
+    BOOST_TEST(json_lines(r.out).size() == 20u);
+    BOOST_TEST(!has(r.err, "halted"), r.err);
+    r = run_cli({"--batch", "-", "--halt", "now,fail=100%"}, job({"true"}) + "\n");
+    BOOST_TEST(r.code == 0, r.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // The size and duration strings of flags and policies ("512M", "1.5G", "1.5s", "64KiB",
-// "none", "now,fail=3"), each checked against a small independent model of what it should accept.
+// "none", "now,fail=3", "soon,fail=10%"), each checked against a small independent model of what it should accept.
 #include "fuzz_support.hpp"
 
 #include "option_values.hpp"
@@ -161,7 +161,13 @@ void check_flags(std::string_view text)
     }
     try {
         const auto h = cli::parse_halt("--halt", text);
-        fz::check((h.at == cli::halt_rule::when::never) == (h.failures == 0), "halt rule without failures", text);
+        fz::check((h.at == cli::halt_rule::when::never) == (h.failures == 0 && h.percent == 0),
+                  "halt rule without failures", text);
+        fz::check(h.failures == 0 || h.percent == 0, "halt rule with a count and a share", text);
+        fz::check(h.percent >= 0 && h.percent <= 100, "halt share out of range", text);
+        if (h.at != cli::halt_rule::when::never)
+            fz::check(cli::parse_halt("--halt", cli::halt_text(h)).failures == h.failures, "halt rule does not read back",
+                      text);
     } catch (const cli::usage_error&) {
     }
 }
