@@ -42,7 +42,7 @@ std::string mib_limit(std::string_view flag, std::string_view v)
 
 const option_spec option_table[] = {
     {"help", 'h', arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::help; }},
-    {"version", 0, arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::version; }},
+    {"version", 'V', arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::version; }},
     {"show-policy", 0, arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::show_policy; }},
     {"policy", 0, arity::value, false,
      [](options& o, auto f, auto v) { o.policy_file = std::filesystem::path(non_empty(f, v)); }},

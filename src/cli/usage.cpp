@@ -136,7 +136,7 @@ Batch:
 
 Other:
   -h, --help               show this help and exit
-  --version                show the version and exit
+  -V, --version            show the version and exit
 
 Values: --name VALUE or --name=VALUE (and -jN, -oFILE). DURATION is in seconds with an
 optional fraction (0.5, 2) or a unit (500ms, 1.5s, 90m, 1h, 1d), as GNU timeout takes

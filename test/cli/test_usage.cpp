@@ -3,6 +3,8 @@
 // and flags over it, and bad input (one line naming the flag, exit status 2).
 #include "cli_support.hpp"
 
+#include <sandbox/version.hpp>
+
 #include <boost/json/parse.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -55,6 +57,19 @@ BOOST_AUTO_TEST_CASE(version_is_one_line)
     BOOST_TEST(r.code == 0);
     BOOST_TEST(r.out.starts_with("sandbox-run "));
     BOOST_TEST(lines_of(r.out).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(dash_V_is_version_and_says_the_library_s_version)
+{
+    BOOST_TEST(sandbox::version() == SANDBOX_VERSION_STRING);
+    const auto want = "sandbox-run " + std::string(sandbox::version()) + "\n";
+    for (const char* flag : {"-V", "--version"}) {
+        auto r = run_cli({flag});
+        BOOST_TEST(r.code == 0, flag << ": " << r.err);
+        BOOST_TEST(r.out == want, flag);
+        BOOST_TEST(r.err.empty());
+    }
+    BOOST_TEST(run_cli({"--help"}).out.find("-V, --version") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(the_command_may_follow_the_options_without_a_separator)
