@@ -5,7 +5,7 @@
 #include "io.hpp"
 #include "option_values.hpp"
 
-#include <boost/json/parse.hpp>
+#include <boost/json/stream_parser.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -191,6 +191,33 @@ std::string read_text_file(const std::filesystem::path& p, std::string_view flag
     }
 }
 
+// The --policy file as JSON. A UTF-8 byte order mark before it is skipped; bad JSON is
+// reported with the line and column (in bytes, from 1) where the parser stopped.
+boost::json::value read_policy_file(const std::filesystem::path& file)
+{
+    const auto text = read_text_file(file, "--policy");
+    const std::string_view body = skip_bom(text);
+    // Byte for byte like policy_from_json: the policy that to_json sends to a slurm node may
+    // hold paths or values that are not UTF-8.
+    boost::json::parse_options opts;
+    opts.allow_invalid_utf8 = true;
+    boost::json::stream_parser parser({}, opts);
+    boost::system::error_code ec;
+    std::size_t at = parser.write(body.data(), body.size(), ec);
+    if (!ec) {
+        parser.finish(ec);
+        at = body.size();
+    }
+    if (!ec) return parser.release();
+    // Where it stopped: the line, and the byte in it (a byte order mark is not counted).
+    const auto before = body.substr(0, at);
+    const auto line = 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+    const auto nl = before.rfind('\n');
+    const auto column = before.size() - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
+    throw usage_error("--policy " + file.string() + ": not valid JSON at line " + std::to_string(line) + ", column " +
+                      std::to_string(column) + " (" + ec.message() + ")");
+}
+
 }  // namespace
 
 // ---- argv ---------------------------------------------------------------------------------
@@ -278,14 +305,7 @@ execution_policy effective_policy(const options& o)
 {
     execution_policy base = execution_policy::defaults();
     if (o.policy_file) {
-        const auto text = read_text_file(*o.policy_file, "--policy");
-        boost::system::error_code ec;
-        // Byte for byte like policy_from_json: the policy that to_json sends to a slurm
-        // node may hold paths or values that are not UTF-8.
-        boost::json::parse_options opts;
-        opts.allow_invalid_utf8 = true;
-        auto jv = boost::json::parse(text, ec, {}, opts);
-        if (ec) throw usage_error("--policy " + o.policy_file->string() + ": not valid JSON (" + ec.message() + ")");
+        const auto jv = read_policy_file(*o.policy_file);
         try {
             base = apply_json(base, jv);
         } catch (const std::invalid_argument& e) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Options as a user types them: --help, --version, every flag's spelling, the --policy file
-// and flags over it, and bad input (one line naming the flag, exit status 2).
+// (a byte order mark, where bad JSON is) and flags over it, and bad input (one line naming
+// the flag, exit status 2).
 #include "cli_support.hpp"
 
 #include <sandbox/version.hpp>
@@ -163,6 +164,64 @@ BOOST_AUTO_TEST_CASE(bad_policy_files_name_the_file_and_the_key)
     r = run_cli({"--policy", bad_type.string(), "--", "true"});
     BOOST_TEST(r.code == 2);
     BOOST_TEST(r.err.find("network_enabled") != std::string::npos, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(bad_policy_json_names_the_line_and_the_column)
+{
+    temp_dir dir;
+    const auto file = dir.path / "policy.json";
+    // A value missing: the parser stops at the brace on line 4.
+    write_text(file, "{\n  \"timeout_seconds\": 2,\n  \"memory_limit\":\n}\n");
+    auto r = run_cli({"--policy", file.string(), "--", "true"});
+    BOOST_TEST(r.code == 2);
+    BOOST_TEST_REQUIRE(lines_of(r.err).size() == 1u, r.err);
+    BOOST_TEST(r.err.find("--policy " + file.string() + ": not valid JSON at line 4, column 1 (") != std::string::npos,
+               r.err);
+    // On the first line, after a byte order mark (not counted).
+    write_text(file, "\xEF\xBB\xBF{\"timeout_seconds\": x}");
+    r = run_cli({"--policy", file.string(), "--", "true"});
+    BOOST_TEST(r.code == 2);
+    BOOST_TEST(r.err.find("not valid JSON at line 1, column 21 (") != std::string::npos, r.err);
+    // Cut short: where the text ends.
+    write_text(file, "{\"timeout_seconds\": 2,\n");
+    r = run_cli({"--policy", file.string(), "--", "true"});
+    BOOST_TEST(r.err.find("not valid JSON at line 2, column 1 (") != std::string::npos, r.err);
+    // Something after the object.
+    write_text(file, "{} {}");
+    r = run_cli({"--policy", file.string(), "--", "true"});
+    BOOST_TEST(r.err.find("not valid JSON at line 1, column 4 (") != std::string::npos, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_byte_order_mark_before_a_policy_or_the_jobs_is_skipped)
+{
+    temp_dir dir;
+    const std::string bom = "\xEF\xBB\xBF";
+    const auto policy = dir.path / "policy.json";
+    write_text(policy, bom + R"({"timeout_seconds": 3, "env": {"WHO": "file"}})");
+    BOOST_TEST(show_policy({"--policy", policy.string()}).at("timeout_seconds").to_number<double>() == 3.0);
+
+    const auto jobs = dir.path / "jobs.jsonl";
+    const std::string text = bom + job({"sh", "-c", "echo $WHO"}, R"("id":"first")") + "\n" + job({"echo", "two"}) + "\n";
+    write_text(jobs, text);
+    for (const bool from_stdin : {false, true}) {
+        auto r = from_stdin ? run_cli({"--policy", policy.string(), "--batch", "-", "-k"}, text)
+                            : run_cli({"--policy", policy.string(), "--batch", jobs.string(), "-k", "--progress"});
+        BOOST_TEST(r.code == 0, r.err);
+        const auto results = json_lines(r.out);
+        BOOST_TEST_REQUIRE(results.size() == 2u, r.out);
+        BOOST_TEST(results[0].at("id").as_string() == "first");
+        BOOST_TEST(results[0].at("line").to_number<int>() == 1);
+        BOOST_TEST(results[0].at("stdout").as_string() == "file\n");
+        BOOST_TEST(results[1].at("line").to_number<int>() == 2);
+        BOOST_TEST(r.err.find(" 2 jobs: 2 succeeded") != std::string::npos, r.err);
+    }
+    // A byte order mark alone on the first line: a blank line, not a job.
+    write_text(jobs, bom + "\n" + job({"true"}) + "\n");
+    auto r = run_cli({"--batch", jobs.string()});
+    BOOST_TEST(r.code == 0, r.err);
+    const auto results = json_lines(r.out);
+    BOOST_TEST_REQUIRE(results.size() == 1u, r.out);
+    BOOST_TEST(results[0].at("line").to_number<int>() == 2);
 }
 
 BOOST_AUTO_TEST_CASE(show_policy_reflects_every_policy_flag)
