@@ -227,17 +227,20 @@ BOOST_AUTO_TEST_CASE(a_byte_order_mark_before_a_policy_or_the_jobs_is_skipped)
 BOOST_AUTO_TEST_CASE(show_policy_reflects_every_policy_flag)
 {
     temp_dir dir;
+    // Paths that exist: one that does not is refused (it could not be mounted).
+    const auto r1 = (dir.path / "r1").string(), r2 = (dir.path / "r2").string(), w1 = (dir.path / "w1").string();
+    for (const auto& d : {r1, r2, w1}) std::filesystem::create_directory(d);
     auto p = show_policy({"--timeout", "2.5", "--idle-timeout", "0.75", "--memory", "1G", "--network", "--env",
-                          "A=1", "--env", "B=x=y", "-e", "C=", "--inherit-env", "--ro", "/r1", "--ro", "/r2", "--rw",
-                          "/w1", "--base-dir", dir.path.string(), "--stdout-cap", "64K", "--stderr-cap", "2048"});
+                          "A=1", "--env", "B=x=y", "-e", "C=", "--inherit-env", "--ro", r1, "--ro", r2, "--rw", w1,
+                          "--base-dir", dir.path.string(), "--stdout-cap", "64K", "--stderr-cap", "2048"});
     BOOST_TEST(p.at("timeout_seconds").to_number<double>() == 2.5);
     BOOST_TEST(p.at("idle_timeout_seconds").to_number<double>() == 0.75);
     BOOST_TEST(p.at("memory_limit").as_string() == "1024M");
     BOOST_TEST(p.at("network_enabled").as_bool() == true);
     BOOST_TEST(p.at("inherit_env").as_bool() == true);
     BOOST_TEST(json::serialize(p.at("env")) == R"({"A":"1","B":"x=y","C":""})");
-    BOOST_TEST(json::serialize(p.at("readable_paths")) == R"(["/r1","/r2"])");
-    BOOST_TEST(json::serialize(p.at("writable_paths")) == R"(["/w1"])");
+    BOOST_TEST(json::serialize(p.at("readable_paths")) == json::serialize(json::array{r1.c_str(), r2.c_str()}));
+    BOOST_TEST(json::serialize(p.at("writable_paths")) == json::serialize(json::array{w1.c_str()}));
     BOOST_TEST(p.at("base_dir").as_string() == dir.path.string());
     BOOST_TEST(p.at("stdout_limit_bytes").to_number<std::uint64_t>() == 65536u);
     BOOST_TEST(p.at("stderr_limit_bytes").to_number<std::uint64_t>() == 2048u);
@@ -282,15 +285,18 @@ BOOST_AUTO_TEST_CASE(policy_file_is_loaded_first_and_flags_override_it)
 {
     temp_dir dir;
     const auto file = dir.path / "policy.json";
+    const auto from_file = (dir.path / "from-file").string(), from_flag = (dir.path / "from-flag").string();
+    for (const auto& d : {from_file, from_flag}) std::filesystem::create_directory(d);
     write_text(file, R"({"timeout_seconds": 0.2, "memory_limit": "256M", "env": {"A": "file", "B": "file"},
-                         "readable_paths": ["/from-file"], "network_enabled": true, "inherit_env": false})");
+                         "readable_paths": [")" + from_file + R"("], "network_enabled": true, "inherit_env": false})");
     // Position does not matter: the file is the base either way.
-    auto p = show_policy({"--timeout", "3", "--policy", file.string(), "--env", "B=flag", "--ro", "/from-flag",
+    auto p = show_policy({"--timeout", "3", "--policy", file.string(), "--env", "B=flag", "--ro", from_flag,
                           "--no-network"});
     BOOST_TEST(p.at("timeout_seconds").to_number<double>() == 3.0);
     BOOST_TEST(p.at("memory_limit").as_string() == "256M");  // from the file: no flag
     BOOST_TEST(json::serialize(p.at("env")) == R"({"A":"file","B":"flag"})");
-    BOOST_TEST(json::serialize(p.at("readable_paths")) == R"(["/from-file","/from-flag"])");
+    BOOST_TEST(json::serialize(p.at("readable_paths")) ==
+               json::serialize(json::array{from_file.c_str(), from_flag.c_str()}));
     BOOST_TEST(p.at("network_enabled").as_bool() == false);
 
     // And for real: the file's 0.2 s would kill `sleep 0.6`, the flag's 5 s does not.
