@@ -3,6 +3,7 @@
 #include "batch_run.hpp"
 
 #include "io.hpp"
+#include "option_values.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,12 +12,24 @@ namespace sandbox::cli {
 
 void batch_run::count_for_halt(job_outcome o)
 {
-    if (o_.halt.at == halt_rule::when::never || o == job_outcome::succeeded || o == job_outcome::cancelled) return;
-    if (++halt_failures_ < o_.halt.failures || halted() || stopping_) return;
-    const bool now = o_.halt.at == halt_rule::when::now;
-    halt_reason_ = "halted after " + std::to_string(halt_failures_) + (halt_failures_ == 1 ? " failure" : " failures") +
-                   " (--halt " + (now ? "now" : "soon") + ",fail=" + std::to_string(o_.halt.failures) + ")";
-    stop(now);
+    const auto& rule = o_.halt;
+    if (rule.at == halt_rule::when::never || o == job_outcome::cancelled) return;
+    ++halt_ended_;
+    if (o != job_outcome::succeeded) ++halt_failures_;
+    if (halted() || stopping_) return;
+    if (rule.percent > 0) {
+        // A share of the jobs ended so far, judged once there are a few of them.
+        if (halt_failures_ == 0 || halt_ended_ < halt_percent_min_jobs ||
+            static_cast<double>(halt_failures_) * 100.0 < rule.percent * static_cast<double>(halt_ended_))
+            return;
+    } else if (o == job_outcome::succeeded || halt_failures_ < rule.failures) {
+        return;
+    }
+    halt_reason_ = "halted after " + std::to_string(halt_failures_) + (halt_failures_ == 1 ? " failure" : " failures");
+    if (rule.percent > 0)
+        halt_reason_ += " in " + std::to_string(halt_ended_) + (halt_ended_ == 1 ? " job" : " jobs");
+    halt_reason_ += " (--halt " + halt_text(rule) + ")";
+    stop(rule.at == halt_rule::when::now);
 }
 
 // After a stop, the command line that runs what is left.

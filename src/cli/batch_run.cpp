@@ -21,6 +21,7 @@
 #include "batch_run.hpp"
 
 #include "io.hpp"
+#include "option_values.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -32,10 +33,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <thread>
 
 namespace sandbox::cli {
 
@@ -48,7 +49,7 @@ batch_run::batch_run(const options& o, const execution_policy& policy, int in_fd
       writer_(out_fd, max_pending_bytes, [this] { asio::post(ctx_, [this] { writer_changed(); }); },
               shares_terminal(o, out_fd) ? &terminal_ : nullptr),
       room_(ctx_),
-      workers_(o.jobs.value_or(default_jobs())),
+      workers_(worker_count(o, source_)),
       cancel_(std::make_unique<asio::cancellation_signal[]>(workers_)),
       max_line_(o.max_line)
 {
@@ -172,10 +173,14 @@ bool batch_run::shares_terminal(const options& o, int out_fd)
     return o.progress.value_or(is_terminal(STDERR_FILENO)) && is_terminal(out_fd) && is_terminal(STDERR_FILENO);
 }
 
-unsigned batch_run::default_jobs()
+// -j N, or the CPUs; -j 0: one worker a job, up to all_at_once_jobs (a stream of unknown
+// length gets them all).
+unsigned batch_run::worker_count(const options& o, const line_source& source)
 {
-    const unsigned n = std::thread::hardware_concurrency();
-    return n > 0 ? n : 2;
+    if (!o.jobs) return cpu_count();
+    if (*o.jobs > 0) return *o.jobs;
+    const auto total = source.count_all().value_or(all_at_once_jobs);
+    return static_cast<unsigned>(std::clamp<std::uint64_t>(total, 1, all_at_once_jobs));
 }
 
 asio::awaitable<void> batch_run::worker()

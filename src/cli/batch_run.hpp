@@ -69,7 +69,7 @@ public:
 private:
     // The workers' loop.
     static bool shares_terminal(const options& o, int out_fd);
-    static unsigned default_jobs();
+    static unsigned worker_count(const options& o, const line_source& source);
     asio::awaitable<void> worker();
     void writer_changed();
     void finish_if_done();
@@ -124,6 +124,7 @@ private:
     std::uint64_t duplicate_ids_ = 0;
     std::string first_duplicate_;
     std::uint64_t halt_failures_ = 0;
+    std::uint64_t halt_ended_ = 0;  // jobs that ended, for --halt fail=X%
     std::string halt_reason_;
 
     std::uint64_t next_seq_ = 0;   // the next line taken gets this place

@@ -29,6 +29,15 @@ std::string shell_quote(std::string_view s);
 /// The words of `args`, each quoted for sh, joined by spaces.
 std::string shell_command(const std::vector<std::string>& args);
 
+/// The UTF-8 byte order mark some editors put at the start of a text file.
+inline constexpr std::string_view utf8_bom = "\xEF\xBB\xBF";
+
+/// `text` without a UTF-8 byte order mark at its start.
+inline std::string_view skip_bom(std::string_view text)
+{
+    return text.starts_with(utf8_bom) ? text.substr(utf8_bom.size()) : text;
+}
+
 /// True when `fd` is open and a terminal.
 bool is_terminal(int fd) noexcept;
 

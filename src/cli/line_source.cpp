@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "line_source.hpp"
 
+#include "io.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -8,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -33,9 +36,18 @@ struct line_counter {
     std::uint64_t lines = 0;
     std::uint64_t first = 0;
     bool in_line = false;  // the current line has a non-blank character
+    int bom = -1;          // at the start of the input: the bytes of a byte order mark seen so far
     void feed(std::string_view data)
     {
         for (char c : data) {
+            if (bom >= 0) {  // a byte order mark is skipped, as take_line() does
+                if (c == utf8_bom[static_cast<std::size_t>(bom)]) {
+                    if (++bom == static_cast<int>(utf8_bom.size())) bom = -1;
+                    continue;
+                }
+                if (bom > 0) in_line = true;  // the start of one, then something else: text
+                bom = -1;
+            }
             if (c == '\n') {
                 ++number;
                 if (in_line) end_line();
@@ -103,6 +115,15 @@ void line_source::cancel()
 
 std::optional<line_source::line> line_source::take_line()
 {
+    if (!bom_checked_) {  // a UTF-8 byte order mark before the first line is skipped
+        const std::string_view head(buf_.data() + pos_, buf_.size() - pos_);
+        if (head.size() < utf8_bom.size() && utf8_bom.starts_with(head) && !eof_) return std::nullopt;  // read on
+        if (head.starts_with(utf8_bom)) {
+            pos_ += utf8_bom.size();
+            scan_ = std::max(scan_, pos_);
+        }
+        bom_checked_ = true;
+    }
     for (;;) {
         if (skipping_) {
             const auto nl = buf_.find('\n', pos_);
@@ -211,6 +232,7 @@ std::optional<std::uint64_t> line_source::count_all() const
 {
     if (!regular_) return std::nullopt;
     line_counter counter;
+    counter.bom = 0;
     std::string buf(chunk, '\0');
     off_t offset = 0;
     for (;;) {
@@ -233,6 +255,7 @@ line_source::rest line_source::count_rest()
     }
     line_counter counter;
     counter.number = number_;
+    if (!bom_checked_) counter.bom = 0;  // nothing was taken: `pending` is the start of the input
     counter.feed(pending);
     rest r;
     r.complete = eof_;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The jobs file, one line at a time: never more than one line (bounded by --max-line) plus
-// one read buffer in memory, whatever the size of the file.
+// one read buffer in memory, whatever the size of the file. A UTF-8 byte order mark at its
+// start is skipped.
 #ifndef SANDBOX_CLI_LINE_SOURCE_HPP
 #define SANDBOX_CLI_LINE_SOURCE_HPP
 
@@ -75,6 +76,7 @@ private:
     std::uint64_t number_ = 0;
     bool reading_ = false;
     bool skipping_ = false;   // dropping the rest of a too-long line
+    bool bom_checked_ = false;  // a byte order mark at the start was looked for (and skipped)
     bool eof_ = false;
     bool cancelled_ = false;
     std::string read_error_;

@@ -5,7 +5,7 @@
 #include "io.hpp"
 #include "option_values.hpp"
 
-#include <boost/json/parse.hpp>
+#include <boost/json/stream_parser.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -32,11 +32,17 @@ struct option_spec {
     void (*apply)(options&, std::string_view flag, std::string_view value);
 };
 
-constexpr unsigned max_jobs = 10000;
+constexpr std::uint64_t mib = 1u << 20;
+
+// --memory and --disk: the library keeps whole MiB (rounding down), and 1M at least.
+std::string mib_limit(std::string_view flag, std::string_view v)
+{
+    return std::to_string(size_at_least(flag, v, mib) / mib) + "M";
+}
 
 const option_spec option_table[] = {
     {"help", 'h', arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::help; }},
-    {"version", 0, arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::version; }},
+    {"version", 'V', arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::version; }},
     {"show-policy", 0, arity::flag, false, [](options& o, auto, auto) { o.mode = run_mode::show_policy; }},
     {"policy", 0, arity::value, false,
      [](options& o, auto f, auto v) { o.policy_file = std::filesystem::path(non_empty(f, v)); }},
@@ -70,23 +76,16 @@ const option_spec option_table[] = {
      }},
     {"memory", 0, arity::value, false,
      [](options& o, auto f, auto v) {
-         try {
-             o.memory = execution_policy::normalize_memory_limit(v);
-         } catch (const std::invalid_argument& e) {
-             throw usage_error(std::string(f) + ": " + e.what() + " " + squote(v) + " (e.g. 512M, 2G)");
-         }
+         if (means_none(v))
+             throw usage_error(std::string(f) + ": " + squote(v) +
+                               " is not accepted: a command always has a memory limit (give a size, at least 1M, "
+                               "e.g. 64G)");
+         o.memory = mib_limit(f, v);
      }},
     {"disk", 0, arity::value, false,
      [](options& o, auto f, auto v) {
-         if (v == "none") {
-             o.disk = std::optional<std::string>{};
-             return;
-         }
-         try {
-             o.disk = std::optional<std::string>(execution_policy::normalize_memory_limit(v));
-         } catch (const std::invalid_argument&) {
-             throw usage_error(std::string(f) + ": invalid size " + squote(v) + " (e.g. 256M, 2G, or none)");
-         }
+         if (means_none(v)) o.disk = std::optional<std::string>{};
+         else o.disk = std::optional<std::string>(mib_limit(f, v));
      }},
     {"network", 0, arity::flag, false, [](options& o, auto, auto) { o.network = true; }},
     {"no-network", 0, arity::flag, false, [](options& o, auto, auto) { o.network = false; }},
@@ -118,21 +117,15 @@ const option_spec option_table[] = {
              throw usage_error(std::string(f) + ": " + squote(v) + " is not a directory");
          o.base_dir = std::move(dir);
      }},
-    {"stdout-cap", 0, arity::value, false, [](options& o, auto f, auto v) { o.stdout_cap = size_value(f, v); }},
-    {"stderr-cap", 0, arity::value, false, [](options& o, auto f, auto v) { o.stderr_cap = size_value(f, v); }},
+    {"stdout-cap", 0, arity::value, false,
+     [](options& o, auto f, auto v) { o.stdout_cap = size_at_least(f, v, execution_policy::min_output_cap); }},
+    {"stderr-cap", 0, arity::value, false,
+     [](options& o, auto f, auto v) { o.stderr_cap = size_at_least(f, v, execution_policy::min_output_cap); }},
     {"json", 0, arity::flag, false, [](options& o, auto, auto) { o.json = true; }},
     {"no-stdin", 0, arity::flag, false, [](options& o, auto, auto) { o.no_stdin = true; }},
     {"batch", 0, arity::value, false,
      [](options& o, auto f, auto v) { o.batch_file = std::string(non_empty(f, v)); }},
-    {"jobs", 'j', arity::value, true,
-     [](options& o, auto f, auto v) {
-         unsigned n = 0;
-         auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > max_jobs)
-             throw usage_error(std::string(f) + ": expected a number of jobs from 1 to " + std::to_string(max_jobs) +
-                               ", got " + squote(v));
-         o.jobs = n;
-     }},
+    {"jobs", 'j', arity::value, true, [](options& o, auto f, auto v) { o.jobs = parse_jobs(f, v, cpu_count()); }},
     {"warm", 0, arity::value, true,
      [](options& o, auto f, auto v) {
          unsigned n = 0;
@@ -165,8 +158,7 @@ const option_spec option_table[] = {
     {"verbose", 'v', arity::flag, false, [](options& o, auto, auto) { o.verbose = true; }},
     {"max-line", 0, arity::value, true,
      [](options& o, auto f, auto v) {
-         o.max_line = size_value(f, v);
-         if (o.max_line == 0) throw usage_error(std::string(f) + ": must be more than 0");
+         o.max_line = size_at_least(f, v, 1);
      }},
 };
 
@@ -197,6 +189,33 @@ std::string read_text_file(const std::filesystem::path& p, std::string_view flag
         ::close(fd);
         throw usage_error(std::string(flag) + " " + p.string() + ": cannot read it: " + e.code().message());
     }
+}
+
+// The --policy file as JSON. A UTF-8 byte order mark before it is skipped; bad JSON is
+// reported with the line and column (in bytes, from 1) where the parser stopped.
+boost::json::value read_policy_file(const std::filesystem::path& file)
+{
+    const auto text = read_text_file(file, "--policy");
+    const std::string_view body = skip_bom(text);
+    // Byte for byte like policy_from_json: the policy that to_json sends to a slurm node may
+    // hold paths or values that are not UTF-8.
+    boost::json::parse_options opts;
+    opts.allow_invalid_utf8 = true;
+    boost::json::stream_parser parser({}, opts);
+    boost::system::error_code ec;
+    std::size_t at = parser.write(body.data(), body.size(), ec);
+    if (!ec) {
+        parser.finish(ec);
+        at = body.size();
+    }
+    if (!ec) return parser.release();
+    // Where it stopped: the line, and the byte in it (a byte order mark is not counted).
+    const auto before = body.substr(0, at);
+    const auto line = 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+    const auto nl = before.rfind('\n');
+    const auto column = before.size() - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
+    throw usage_error("--policy " + file.string() + ": not valid JSON at line " + std::to_string(line) + ", column " +
+                      std::to_string(column) + " (" + ec.message() + ")");
 }
 
 }  // namespace
@@ -286,14 +305,7 @@ execution_policy effective_policy(const options& o)
 {
     execution_policy base = execution_policy::defaults();
     if (o.policy_file) {
-        const auto text = read_text_file(*o.policy_file, "--policy");
-        boost::system::error_code ec;
-        // Byte for byte like policy_from_json: the policy that to_json sends to a slurm
-        // node may hold paths or values that are not UTF-8.
-        boost::json::parse_options opts;
-        opts.allow_invalid_utf8 = true;
-        auto jv = boost::json::parse(text, ec, {}, opts);
-        if (ec) throw usage_error("--policy " + o.policy_file->string() + ": not valid JSON (" + ec.message() + ")");
+        const auto jv = read_policy_file(*o.policy_file);
         try {
             base = apply_json(base, jv);
         } catch (const std::invalid_argument& e) {

@@ -46,7 +46,13 @@ enum class run_mode { single, batch, help, version, show_policy };
 struct halt_rule {
     enum class when { never, soon, now } at = when::never;
     std::uint64_t failures = 0;  ///< this many failed jobs (failed, timed out or errors) halt it
+    /// Instead of `failures` when above 0: this percentage of the jobs ended so far failed,
+    /// once at least halt_percent_min_jobs have ended.
+    double percent = 0;
 };
+
+/// --halt fail=X%: the jobs that must have ended before a percentage is judged.
+inline constexpr std::uint64_t halt_percent_min_jobs = 10;
 
 struct options {
     run_mode mode = run_mode::single;
@@ -76,7 +82,7 @@ struct options {
 
     // Batch.
     std::optional<std::string> batch_file;  // "-" is stdin
-    std::optional<unsigned> jobs;
+    std::optional<unsigned> jobs;  // 0: as many at once as there are jobs (up to all_at_once_jobs)
     unsigned warm = 0;  // --warm: sandboxes the batch keeps started ahead
     std::optional<std::string> output_file;
     std::optional<bool> progress;  // nullopt: when stderr is a terminal
@@ -107,9 +113,10 @@ driver_options driver_options_for(const options& o);
 std::string usage_text();
 
 // Value parsers, exposed for the batch runner and tests of the tool.
-/// Seconds with an optional fraction and unit (ms, s, m, h): "0.5", "2", "500ms", "1m".
+/// Seconds with an optional fraction and unit (ms, s, m, h, d): "0.5", "2", "500ms", "1m", "1.5d".
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
-/// Bytes with an optional K, M or G suffix (powers of 1024; "KiB", "KB", "B" also accepted).
+/// Bytes with an optional K, M, G or T suffix in any case, powers of 1024 ("KiB" and "KB"
+/// mean the same, as do "B" and none); with a suffix, a fraction of up to 9 digits ("1.5G").
 std::optional<std::uint64_t> parse_size(std::string_view text);
 
 }  // namespace sandbox::cli

@@ -31,6 +31,12 @@ std::string eta_text(double seconds)
     return std::to_string(s / 3600) + "h" + ((s / 60) % 60 < 10 ? "0" : "") + std::to_string((s / 60) % 60) + "m";
 }
 
+// "1 error", "2 errors".
+std::string count_of(std::uint64_t n, const char* one, const char* many)
+{
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 void to_stderr(const std::string& s) noexcept
 {
     try {
@@ -77,7 +83,7 @@ std::string progress_display::render(const batch_counts& c, std::optional<std::u
     s += ", " + std::to_string(c.succeeded) + " succeeded";
     s += ", " + std::to_string(c.failed) + " failed";
     s += ", " + std::to_string(c.timed_out) + " timed out";
-    if (c.errors > 0) s += ", " + std::to_string(c.errors) + " errors";
+    if (c.errors > 0) s += ", " + count_of(c.errors, "error", "errors");
     if (c.cancelled > 0) s += ", " + std::to_string(c.cancelled) + " cancelled";
     if (c.skipped > 0) s += ", " + std::to_string(c.skipped) + " skipped";
     s += ", " + fixed(rate, 1) + " jobs/s";
@@ -135,11 +141,12 @@ std::string format_summary(const batch_counts& c, const not_run_info& not_run, d
 {
     const auto done = c.finished();
     std::string s(program_name);
-    s += ": " + std::to_string(done + not_run.lines) + (not_run.complete ? "" : "+") + " jobs: ";
+    const auto jobs = done + not_run.lines;
+    s += ": " + std::to_string(jobs) + (!not_run.complete ? "+ jobs: " : jobs == 1 ? " job: " : " jobs: ");
     s += std::to_string(c.succeeded) + " succeeded, ";
     s += std::to_string(c.failed) + " failed, ";
     s += std::to_string(c.timed_out) + " timed out, ";
-    s += std::to_string(c.errors) + " errors, ";
+    s += count_of(c.errors, "error", "errors") + ", ";
     s += std::to_string(c.cancelled) + " cancelled, ";
     s += std::to_string(not_run.lines) + (not_run.complete ? "" : "+") + " not run";
     if (c.skipped > 0) s += ", " + std::to_string(c.skipped) + " skipped (--resume)";

@@ -60,7 +60,7 @@ void add_histogram(page& p, const report_data& d, const std::vector<double>& sor
     std::uint64_t most = 1;
     for (const auto& c : counts) most = std::max(most, std::accumulate(c.begin(), c.end(), std::uint64_t{0}));
 
-    p.add("<p class=\"sub\">" + count_text(sorted.size()) + " jobs in " + std::to_string(bins) + " " +
+    p.add("<p class=\"sub\">" + count_of(sorted.size(), "job", "jobs") + " in " + std::to_string(bins) + " " +
           (log_scale ? "log-scaled bins (the durations span " + fixed(std::log10(hi / lo_pos), 1) +
                            " orders of magnitude)"
                      : std::string("linear bins")) +
@@ -81,7 +81,7 @@ void add_histogram(page& p, const report_data& d, const std::vector<double>& sor
         const std::uint64_t total = std::accumulate(c.begin(), c.end(), std::uint64_t{0});
         if (total == 0) continue;
         std::string title =
-            seconds_text(edge(k)) + " to " + seconds_text(edge(k + 1)) + ": " + count_text(total) + " jobs";
+            seconds_text(edge(k)) + " to " + seconds_text(edge(k + 1)) + ": " + count_of(total, "job", "jobs");
         for (std::size_t o = 0; o < outcome_count; ++o)
             if (c[o]) title += ", " + count_text(c[o]) + " " + styles[o].name;
         p.add("<g><title>" + title + "</title>");
@@ -191,12 +191,12 @@ std::string make_page(const report_data& d, const std::string& input_name, const
     p.text(title);
     p.add("</h1>\n<p class=\"sub\">From ");
     p.text(input_name);
-    p.add(": " + count_text(d.jobs.size()) + " jobs");
+    p.add(": " + count_of(d.jobs.size(), "job", "jobs"));
     if (d.bad_lines)
-        p.add(", " + count_text(d.bad_lines) + " line" + (d.bad_lines == 1 ? "" : "s") +
+        p.add(", " + count_of(d.bad_lines, "line", "lines") +
               " skipped as not result lines (not JSON, not an object, or neither exit_code nor error)");
     if (d.superseded)
-        p.add(", " + count_text(d.superseded) + " earlier result" + (d.superseded == 1 ? "" : "s") +
+        p.add(", " + count_text(d.superseded) + (d.superseded == 1 ? " earlier result" : " earlier results") +
               " of an id replaced by its last (a resumed batch appended to the same file)");
     p.add(".</p>\n");
 

@@ -25,6 +25,11 @@ std::string seconds_text(double s);
 /// An axis label: as few digits as the step between ticks needs.
 std::string tick_text(double t, double step);
 std::string count_text(std::uint64_t n);
+/// count_text(n) and the noun that goes with it: "1 job", "2,000 jobs".
+inline std::string count_of(std::uint64_t n, std::string_view one, std::string_view many)
+{
+    return count_text(n) + " " + std::string(n == 1 ? one : many);
+}
 /// " (12.5%)", or nothing when `whole` is 0.
 std::string percent(std::uint64_t part, std::uint64_t whole);
 

@@ -129,8 +129,8 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
                     if (fill[row * strips + end][best] <= 0 || dominant(fill[row * strips + end]) != best) break;
                     for (std::size_t o = 0; o < outcome_count; ++o) n[o] += starts[row * strips + end][o];
                 }
-                std::string title = count_text(std::accumulate(n.begin(), n.end(), std::uint64_t{0})) +
-                                    " jobs merged, " +
+                std::string title = count_of(std::accumulate(n.begin(), n.end(), std::uint64_t{0}), "job", "jobs") +
+                                    " merged, " +
                                     fixed(static_cast<double>(k) * strip_width / chart_width * span, 3) + " s to " +
                                     fixed(static_cast<double>(end) * strip_width / chart_width * span, 3) + " s:";
                 for (std::size_t o = 0; o < outcome_count; ++o)
@@ -170,16 +170,20 @@ void add_timeline(page& p, const report_data& d, const timeline& t)
 
     std::vector<std::string> notes;
     if (merged)
-        notes.push_back(count_text(bars) + " jobs are drawn as bars of their own; the other " + count_text(merged) +
+        notes.push_back(count_text(bars) +
+                        (bars == 1 ? " job is drawn as a bar of its own" : " jobs are drawn as bars of their own") +
+                        "; the other " + count_text(merged) +
                         " (shorter than a strip, or beyond " + count_text(bar_budget) +
                         " bars) are merged into strips of " + fixed(strip_width, 0) +
                         " px, each coloured by the outcome that filled it most.");
     if (hidden)
         notes.push_back("Only the first " + count_text(rows) + " of " + count_text(t.slots) + " slots are drawn: " +
-                        count_text(hidden) + " jobs in the others are not shown.");
+                        count_text(hidden) +
+                        (hidden == 1 ? " job in the others is not shown." : " jobs in the others are not shown."));
     if (untimed)
-        notes.push_back(count_text(untimed) +
-                        " jobs have no started_at/ended_at and are not on the timeline.");
+        notes.push_back(count_text(untimed) + (untimed == 1
+                                                   ? " job has no started_at/ended_at and is not on the timeline."
+                                                   : " jobs have no started_at/ended_at and are not on the timeline."));
     for (const auto& n : notes) p.add("<p class=\"note\">" + esc(n) + "</p>\n");
 }
 

@@ -34,10 +34,12 @@ Policy (the --policy file is loaded first, then the flags override it):
                            0 or none: no limit
   --idle-timeout DURATION  stop the command after this long without any output;
                            0 or none turns it off (default off)
-  --memory SIZE            memory limit, e.g. 512M or 2G (default 128M); enforced by
+  --memory SIZE            memory limit, e.g. 512M or 1.5G (default 128M, at least 1M,
+                           whole MiB; there is always one: no none); enforced by
                            the isolating drivers, not by host
   --disk SIZE              what the command may write to /work and to /tmp, each
-                           (e.g. 256M; default none); enforced by the isolating drivers
+                           (e.g. 256M, at least 1M; default none: no limit);
+                           enforced by the isolating drivers
   --network, --no-network  allow or deny network access (default deny; not enforced by host)
   -e, --env NAME=VALUE     set a variable (repeatable; adds to the file's variables);
                            NAME alone copies its value from this environment; a blocked
@@ -54,7 +56,8 @@ Policy (the --policy file is loaded first, then the flags override it):
   --base-dir DIR           where commands run on host, and where the isolating drivers
                            make their work dirs (default /tmp)
   --stdout-cap SIZE        keep at most the last SIZE bytes of stdout in results
-                           (default 1M, at least 1K); streamed output is never cut
+                           (default 1M, at least 1K: less is refused); streamed
+                           output is never cut
   --stderr-cap SIZE        the same for stderr
   --show-policy            print the resulting policy as JSON and exit
   --dry-run                print what the driver would start (the real command line,
@@ -86,7 +89,9 @@ Batch:
                            argv is required; id defaults to the line number; the keys of
                            policy override the command-line policy for that job, driver
                            and image its driver and image
-  -j, --jobs N             run N jobs at a time (default: the number of CPUs)
+  -j, --jobs N             run N jobs at a time (default: the number of CPUs); as with
+                           GNU parallel, N% of the CPUs (200%), +N or -N CPUs (at
+                           least 1), or 0: all the jobs at once, at most 256
   --warm N                 keep N sandboxes of the batch's driver and policy started
                            ahead, so a job finds its sandbox ready (isolating drivers
                            but slurm; jobs with a driver or policy of their own start
@@ -95,14 +100,16 @@ Batch:
   --progress, --no-progress
                            show or hide the progress line on stderr (default: shown when
                            stderr is a terminal)
-  --max-line SIZE          longest input line accepted (default 64M)
+  --max-line SIZE          longest input line accepted (default 64M, at least 1)
   -k, --keep-order         write the results in input order (default: as jobs end); a
                            result waits for those before it, and while 16M of results
                            wait, no new job starts
   --retries N              run a job that failed to start or did not succeed up to N
                            more times (default 0); "attempts" in its result
   --halt WHEN              never (default), now,fail=N or soon,fail=N: after N failed
-                           jobs start no more; now also cancels the running ones
+                           jobs start no more; now also cancels the running ones;
+                           fail=X%: once 10 jobs or more have ended, when X% of the
+                           jobs ended so far failed (cancelled ones not counted)
   --resume RESULTS         skip the jobs whose id has a result in RESULTS (the -o file
                            of an earlier run; a cancelled job has none and runs again);
                            with -o the same file, its results stay and the new ones are
@@ -129,11 +136,13 @@ Batch:
 
 Other:
   -h, --help               show this help and exit
-  --version                show the version and exit
+  -V, --version            show the version and exit
 
 Values: --name VALUE or --name=VALUE (and -jN, -oFILE). DURATION is in seconds with an
-optional fraction (0.5, 2) or a unit (500ms, 2s, 1m, 1h). SIZE is in bytes or with K, M
-or G (powers of 1024).
+optional fraction (0.5, 2) or a unit (500ms, 1.5s, 90m, 1h, 1d), as GNU timeout takes
+it. SIZE is in bytes or with K, M, G or T, in any case and with an optional fraction
+(64k, 1.5G): all powers of 1024, so KB, MB, GB and TB mean KiB, MiB, GiB and TiB here
+(as docker and systemd read them). A value below a flag's minimum is refused.
 
 Exit status, one command:
   N        the command's own exit status

@@ -57,14 +57,15 @@ std::string summary_line(const std::string& err)
     return lines.back();
 }
 
-/// The one summary line on stderr, parsed: "N jobs: a succeeded, b failed, ...".
+/// The one summary line on stderr, parsed: "N jobs: a succeeded, b failed, ...", by the
+/// labels' singular ("error" counts "1 error" and "2 errors").
 std::map<std::string, std::uint64_t> summary_of(const std::string& err)
 {
     std::map<std::string, std::uint64_t> m;
     const auto s = summary_line(err);
     BOOST_TEST_REQUIRE(s.starts_with("sandbox-run: "), s);
-    m["jobs"] = std::stoull(number_before(s, " jobs:"));
-    for (const char* label : {"succeeded", "failed", "timed out", "errors", "cancelled", "not run"})
+    m["jobs"] = std::stoull(number_before(s, " job"));  // "1 job:", "2 jobs:"
+    for (const char* label : {"succeeded", "failed", "timed out", "error", "cancelled", "not run"})
         m[label] = std::stoull(number_before(s, std::string(" ") + label));
     BOOST_TEST(s.find("jobs/s") != std::string::npos, s);
     return m;
@@ -151,7 +152,7 @@ BOOST_AUTO_TEST_CASE(failures_and_timeouts_are_counted_and_exit_1)
     BOOST_TEST(s["succeeded"] == 1u);
     BOOST_TEST(s["failed"] == 2u);
     BOOST_TEST(s["timed out"] == 1u);
-    BOOST_TEST(s["errors"] == 0u);
+    BOOST_TEST(s["error"] == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(malformed_lines_give_error_results_and_the_rest_still_run)
@@ -210,7 +211,7 @@ BOOST_AUTO_TEST_CASE(malformed_lines_give_error_results_and_the_rest_still_run)
     auto s = summary_of(r.err);
     BOOST_TEST(s["jobs"] == 13u);
     BOOST_TEST(s["succeeded"] == 2u);
-    BOOST_TEST(s["errors"] == 11u);
+    BOOST_TEST(s["error"] == 11u);
 }
 
 BOOST_AUTO_TEST_CASE(result_lines_stay_valid_json_for_binary_output)
@@ -435,6 +436,23 @@ BOOST_AUTO_TEST_CASE(progress_line_when_asked_and_never_by_default_off_a_termina
     BOOST_TEST(none.err.find('\r') == std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(one_job_and_one_error_are_said_in_the_singular)
+{
+    write_jobs({"{\"argv\": 1}"});
+    auto r = batch();
+    BOOST_TEST(r.code == 1, r.err);
+    const auto s = summary_line(r.err);
+    BOOST_TEST(
+        s.starts_with("sandbox-run: 1 job: 0 succeeded, 0 failed, 0 timed out, 1 error, 0 cancelled, 0 not run;"), s);
+    // The progress line, redrawn while a second job runs after the bad line.
+    write_jobs({"{\"argv\": 1}", job({"sleep", "0.6"})});
+    r = batch({"-j", "1", "--progress"});
+    BOOST_TEST(r.code == 1, r.err);
+    BOOST_TEST(r.err.find(", 1 error, ") != std::string::npos, r.err);
+    BOOST_TEST(r.err.find("1 errors") == std::string::npos, r.err);
+    BOOST_TEST(r.err.find(" 2 jobs: ") != std::string::npos, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(progress_line_by_default_on_a_terminal)
 {
     // util-linux `script` gives the tool a terminal for stdin, stdout and stderr.
@@ -467,7 +485,7 @@ BOOST_AUTO_TEST_CASE(a_driver_that_cannot_start_fails_each_job_not_the_batch)
     auto results = by_line(json_lines(r.out));
     BOOST_TEST_REQUIRE(results.size() == 2u);
     for (auto& [line, o2] : results) BOOST_TEST(str(o2.at("error")).starts_with("Failed to start docker"));
-    BOOST_TEST(summary_of(r.err)["errors"] == 2u);
+    BOOST_TEST(summary_of(r.err)["error"] == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(sigint_cancels_running_jobs_and_reports_what_was_not_run)

@@ -290,6 +290,21 @@ BOOST_AUTO_TEST_CASE(results_without_times_are_placed_by_duration_only)
     BOOST_TEST(mixed.find("2 jobs have no started_at/ended_at and are not on the timeline") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(one_job_is_counted_as_one_job_not_one_jobs)
+{
+    // One timed result, one without times, one line that is not a result: each count is 1.
+    write_results({result("a", 1, 0, 1, kind::ok), result("b", 2, 0, 3, kind::fail, "", false), "not a result"});
+    const auto html = report();
+    BOOST_TEST(html.find(": 2 jobs, 1 line skipped as not result lines") != std::string::npos);
+    BOOST_TEST(html.find("1 job has no started_at/ended_at and is not on the timeline") != std::string::npos);
+    write_results({result("a", 1, 0, 1, kind::ok)});
+    const auto one = report();
+    BOOST_TEST(one.find(": 1 job.</p>") != std::string::npos);
+    BOOST_TEST(one.find(">1 job in ") != std::string::npos);  // the histogram's caption
+    BOOST_TEST(one.find(": 1 job, 1 succeeded") != std::string::npos);  // its bar
+    BOOST_TEST(one.find("1 jobs") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(the_results_of_a_real_batch)
 {
     write_text(dir.path / "jobs.jsonl",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// The size and duration strings of flags and policies ("512M", "1.5s", "64KiB", "none",
-// "now,fail=3"), each checked against a small independent model of what it should accept.
+// The size and duration strings of flags and policies ("512M", "1.5G", "1.5s", "64KiB",
+// "none", "now,fail=3", "soon,fail=10%"), each checked against a small independent model of what it should accept.
 #include "fuzz_support.hpp"
 
 #include "option_values.hpp"
@@ -47,7 +47,8 @@ std::optional<u128> digits_value(std::string_view s)
 
 constexpr u128 u64_max = std::numeric_limits<std::uint64_t>::max();
 
-// parse_size: digits, then "", b, k, kb, kib, m, ... in any case.
+// parse_size: digits, an optional fraction of 1 to 9 digits (only before a unit), then "",
+// b, k, kb, kib, m, ... t, tb, tib in any case; the whole bytes of it.
 std::optional<std::uint64_t> model_size(std::string_view text)
 {
     std::size_t n = 0;
@@ -57,15 +58,28 @@ std::optional<std::uint64_t> model_size(std::string_view text)
     while (z + 1 < n && text[z] == '0') ++z;
     const auto v = digits_value(text.substr(z, n - z));
     if (!v || *v > u64_max) return std::nullopt;
-    const auto unit = lower(text.substr(n));
+    std::size_t f = n;
+    u128 frac = 0, scale = 1;
+    if (f < text.size() && text[f] == '.') {
+        ++f;
+        while (f < text.size() && text[f] >= '0' && text[f] <= '9') ++f;
+        const auto digits = text.substr(n + 1, f - n - 1);
+        if (digits.empty() || digits.size() > 9) return std::nullopt;
+        frac = *digits_value(digits);
+        for (std::size_t i = 0; i < digits.size(); ++i) scale *= 10;
+    }
+    const auto unit = lower(text.substr(f));
     u128 mult = 0;
     if (unit.empty() || unit == "b") mult = 1;
-    else if (unit == "k" || unit == "kb" || unit == "kib") mult = 1u << 10;
-    else if (unit == "m" || unit == "mb" || unit == "mib") mult = 1u << 20;
-    else if (unit == "g" || unit == "gb" || unit == "gib") mult = 1u << 30;
+    else if (unit == "k" || unit == "kb" || unit == "kib") mult = u128(1) << 10;
+    else if (unit == "m" || unit == "mb" || unit == "mib") mult = u128(1) << 20;
+    else if (unit == "g" || unit == "gb" || unit == "gib") mult = u128(1) << 30;
+    else if (unit == "t" || unit == "tb" || unit == "tib") mult = u128(1) << 40;
     else return std::nullopt;
-    if (*v * mult > u64_max) return std::nullopt;
-    return static_cast<std::uint64_t>(*v * mult);
+    if (f > n && mult == 1) return std::nullopt;  // a fraction of a byte
+    const u128 bytes = *v * mult + frac * mult / scale;
+    if (bytes > u64_max) return std::nullopt;
+    return static_cast<std::uint64_t>(bytes);
 }
 
 // normalize_memory_limit: blanks around, digits, an optional K, M or G in any case; the
@@ -101,7 +115,7 @@ void check_duration(std::string_view text)
     fz::check(d->count() >= 0 && d->count() <= 1'000'000'000'000, "duration out of range", text);
     // Only fixed notation with a known unit: "1e3" or "inf" are not durations.
     const auto l = lower(text);
-    fz::check(l.find_first_not_of("0123456789.smh") == std::string::npos, "duration with a stray character", text);
+    fz::check(l.find_first_not_of("0123456789.smhd") == std::string::npos, "duration with a stray character", text);
     // What reads back must be the same, said in milliseconds.
     const auto again = cli::parse_duration(std::to_string(d->count()) + "ms");
     fz::check(again && *again == *d, "duration does not read back in ms", text);
@@ -147,7 +161,13 @@ void check_flags(std::string_view text)
     }
     try {
         const auto h = cli::parse_halt("--halt", text);
-        fz::check((h.at == cli::halt_rule::when::never) == (h.failures == 0), "halt rule without failures", text);
+        fz::check((h.at == cli::halt_rule::when::never) == (h.failures == 0 && h.percent == 0),
+                  "halt rule without failures", text);
+        fz::check(h.failures == 0 || h.percent == 0, "halt rule with a count and a share", text);
+        fz::check(h.percent >= 0 && h.percent <= 100, "halt share out of range", text);
+        if (h.at != cli::halt_rule::when::never)
+            fz::check(cli::parse_halt("--halt", cli::halt_text(h)).failures == h.failures, "halt rule does not read back",
+                      text);
     } catch (const cli::usage_error&) {
     }
 }
