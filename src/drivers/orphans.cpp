@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -112,8 +113,21 @@ std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, c
         const auto c = parse_ps_line(line);
         if (!c.name.empty() && is_orphan(c, now, starter_alive(c))) remove.push_back(c.name);
     }
-    if (remove.size() > base) (void)engine_output(remove, env, bound);
-    std::vector<std::string> removed(remove.begin() + static_cast<std::ptrdiff_t>(base), remove.end());
+    // The engine prints the name of what it removed. What it did not remove is tried once
+    // more: podman's first removal of a container whose monitor died with its starter only
+    // finds its state stale ("container state improper") and corrects it.
+    std::vector<std::string> removed;
+    for (int attempt = 0; attempt < 2 && remove.size() > base; ++attempt) {
+        const auto out = engine_output(remove, env, bound);
+        if (!out) break;
+        std::istringstream printed(*out);
+        for (std::string name; std::getline(printed, name);) {
+            const auto at = std::find(remove.begin() + static_cast<std::ptrdiff_t>(base), remove.end(), name);
+            if (at == remove.end()) continue;
+            removed.push_back(name);
+            remove.erase(at);
+        }
+    }
     for (const auto& name : removed) engine_cgroup::remove_left_by(name);  // their --cgroup-parent
     return removed;
 }

@@ -77,7 +77,7 @@ std::optional<std::string> engine_output(const std::vector<std::string>& args, c
 
 /// Removes this machine's orphaned containers of `binary`'s engine now (blocking: never on
 /// an io thread; each engine call is bounded by `bound`, after which the client is killed
-/// and the sweep gives up). Returns the names it removed.
+/// and the sweep gives up). Returns the names the engine says it removed.
 std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, const std::vector<std::string>& env,
                                        std::chrono::milliseconds bound = std::chrono::seconds(30));
 

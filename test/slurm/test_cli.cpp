@@ -8,6 +8,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -174,11 +175,11 @@ BOOST_AUTO_TEST_CASE(a_job_left_by_a_killed_runner_is_cancelled_by_the_next_proc
     const auto marker = unique_seconds(600);
     const auto pid_file = dir.path / "pid";
     auto shell = make_runner(tool_policy(), driver::host);
-    (void)run_sync(*shell, {"sh", "-c",
-                            // setsid: out of the shell's group, which the host driver ends with the shell.
-                            "SANDBOX_RUN_BIN=\"$1\" setsid \"$1\" --driver slurm --timeout none -- sleep \"$2\" >/dev/null 2>&1 & "
-                            "echo $! > \"$3\"",
-                            "sh", tool(), marker, pid_file.string()});
+    // Started by the shell of system(), which leaves it running: the host driver would end
+    // what its command leaves behind. This process's environment names the helpers just built.
+    const auto started = "SANDBOX_RUN_BIN='" + tool() + "' '" + tool() + "' --driver slurm --timeout none -- sleep " +
+                         marker + " >'" + (dir.path / "log").string() + "' 2>&1 & echo $! > '" + pid_file.string() + "'";
+    BOOST_TEST_REQUIRE(std::system(started.c_str()) == 0);
     const auto pid = std::stoi(read_text(pid_file));
     const auto prefix = "sbx-" + std::to_string(pid) + "-";
     const auto job_of_run = [&] {
@@ -188,7 +189,7 @@ BOOST_AUTO_TEST_CASE(a_job_left_by_a_killed_runner_is_cancelled_by_the_next_proc
         return std::string();
     };
     std::string id;
-    BOOST_TEST_REQUIRE(eventually([&] { return !(id = job_of_run()).empty(); }, 60s));
+    BOOST_TEST_REQUIRE(eventually([&] { return !(id = job_of_run()).empty(); }, 60s), read_text(dir.path / "log"));
     ::kill(pid, SIGKILL);
     std::this_thread::sleep_for(2s);
     BOOST_TEST(!squeue_job(id).empty());  // nothing cancelled it
