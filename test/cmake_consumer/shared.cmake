@@ -15,6 +15,11 @@ set(allowed_detail_symbols
     # async_execute's handler adapter (command_runner.hpp) turns the runner's exception into
     # the handler's error code.
     "sandbox::detail::to_error_code\\(std::__exception_ptr::exception_ptr\\)"
+    # ... and makes the result say the failure (command_runner.hpp).
+    "sandbox::detail::describe_failure\\(sandbox::exec_result&, std::__exception_ptr::exception_ptr, boost::system::error_code\\)"
+    # process's async_read_some and async_write_some start their operation on the state
+    # they hold, so that an operation survives a move of the process (process.hpp).
+    "sandbox::process::start_(read|write)_some\\(std::shared_ptr<sandbox::detail::process_state> const&, .*\\)"
     # process is made by the library from its state, which users never see but which the
     # constructor's signature names (process.hpp).
     "sandbox::process::process\\(std::shared_ptr<sandbox::detail::process_state>\\)")
