@@ -4,6 +4,7 @@
 #include "driver_availability.hpp"
 #include "ended_runs.hpp"
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -275,7 +276,8 @@ BOOST_AUTO_TEST_CASE(an_empty_or_moved_from_process_answers_and_a_deferred_read_
     BOOST_TEST(std::string(buf, n) == "got x\n");
     BOOST_TEST(run_coro(f.ctx, q.wait()).exit_code == 0);
     boost::system::error_code read_ec;
-    none.async_read_some(asio::buffer(buf), [&](boost::system::error_code e, std::size_t) { read_ec = e; });
+    none.async_read_some(asio::buffer(buf),
+                         asio::bind_executor(f.ctx, [&](boost::system::error_code e, std::size_t) { read_ec = e; }));
     f.ctx.restart();
     f.ctx.run();
     BOOST_TEST((read_ec == asio::error::bad_descriptor), read_ec.message());
