@@ -10,31 +10,46 @@
 #include <sandbox/errors.hpp>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 
 namespace sandbox::detail {
 
 namespace {
 
-// Completes once `pool` holds `count` ready sandboxes. Not a coroutine: g++ 12 destroys a
-// lambda's captures twice when the lambda is made in a coroutine body and handed to
-// async_initiate there (the pool went with them).
-auto filled(std::shared_ptr<warm_pool> pool, std::size_t count, std::chrono::seconds idle,
-            asio::any_io_executor ex)
+// How a fill ended, written by the pool's thread and read by the waiting coroutine: nothing
+// is handed to the io_context from another thread, so the context may be destroyed at any
+// time (the coroutine's timer goes with it).
+struct fill_state {
+    std::mutex mutex;
+    bool done = false;
+    std::exception_ptr error;
+};
+
+// Not in the coroutine: g++ 12 destroys a lambda's captures twice when the lambda is made in
+// a coroutine body.
+void start_fill(const std::shared_ptr<warm_pool>& pool, std::size_t count, std::chrono::seconds idle,
+                const std::shared_ptr<fill_state>& state)
 {
-    return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr)>(
-        [pool = std::move(pool), count, idle, ex = std::move(ex)](auto handler) {
-            auto h = std::make_shared<decltype(handler)>(std::move(handler));
-            pool->fill(count, idle, [h, ex](std::exception_ptr e) {
-                asio::post(ex, [h, e]() mutable { std::move(*h)(e); });
-            });
-        },
-        asio::use_awaitable);
+    pool->fill(count, idle, [state](std::exception_ptr e) {
+        std::lock_guard lock(state->mutex);
+        state->done = true;
+        state->error = e;
+    });
+}
+
+// Whether the fill ended; rethrows its error.
+bool fill_ended(fill_state& state)
+{
+    std::lock_guard lock(state.mutex);
+    if (state.error) std::rethrow_exception(state.error);
+    return state.done;
 }
 
 class driver_runner final : public command_runner {
@@ -87,8 +102,14 @@ public:
             throw launch_error(errc::driver_unavailable,
                                "Failed to start srun: the slurm driver cannot start sandboxes ahead: each command is a "
                                "job step the scheduler places when it is asked for");
-        auto ex = co_await asio::this_coro::executor;
-        co_await filled(warm_pool_of_this(), count, idle, std::move(ex));
+        auto state = std::make_shared<fill_state>();
+        start_fill(warm_pool_of_this(), count, idle, state);
+        // A sandbox takes milliseconds to seconds to start: a look every 5 ms costs nothing.
+        asio::steady_timer timer(co_await asio::this_coro::executor);
+        while (!fill_ended(*state)) {
+            timer.expires_after(std::chrono::milliseconds(5));
+            co_await timer.async_wait(asio::use_awaitable);
+        }
     }
     using command_runner::prewarm;
 
