@@ -25,7 +25,7 @@ struct root_dir {
 
 const std::vector<root_dir>& host_root_dirs()
 {
-    static const std::vector<root_dir> dirs = [] {
+    static const auto& dirs = *new const std::vector<root_dir>([] {
         std::vector<root_dir> out;
         for (const char* d : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
             struct stat st {};
@@ -39,7 +39,7 @@ const std::vector<root_dir>& host_root_dirs()
             }
         }
         return out;
-    }();
+    }());  // never destroyed: library threads use it
     return dirs;
 }
 

@@ -26,7 +26,7 @@ namespace {
 // /etc without what may be secret: only what every user may read, and never these.
 const std::vector<std::string>& readable_etc()
 {
-    static const std::vector<std::string> entries = [] {
+    static const auto& entries = *new const std::vector<std::string>([] {
         static const char* const withheld[] = {"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d",
                                                "ssh", "munge", "krb5.keytab", "security", "ssl"};
         std::vector<std::string> out;
@@ -49,7 +49,7 @@ const std::vector<std::string>& readable_etc()
         });
         add_readable("/etc/ssl", [](const std::string& n) { return n == "private"; });  // certificates, not keys
         return out;
-    }();
+    }());  // never destroyed: library threads use it
     return entries;
 }
 

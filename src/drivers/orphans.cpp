@@ -250,8 +250,9 @@ bool is_orphan(const labelled_container& c, std::int64_t now, bool owner_is_aliv
 
 void sweep_orphans_when_due(const std::string& binary, bool podman, std::vector<std::string> env)
 {
-    static std::mutex m;
-    static std::map<std::string, std::chrono::steady_clock::time_point> last;
+    // Never destroyed, as every static a library thread may touch (it outlives them).
+    static auto& m = *new std::mutex;
+    static auto& last = *new std::map<std::string, std::chrono::steady_clock::time_point>;
     {
         const auto now = std::chrono::steady_clock::now();
         std::lock_guard lock(m);

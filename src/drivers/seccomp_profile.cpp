@@ -209,8 +209,9 @@ std::string refusing(std::string_view profile_json, std::span<const std::string_
 
 std::filesystem::path seccomp_profile_file(std::uint32_t rules, std::string& why)
 {
-    static std::mutex m;
-    static std::map<std::uint32_t, std::filesystem::path> made;
+    // Never destroyed, as every static a library thread may touch (it outlives them).
+    static auto& m = *new std::mutex;
+    static auto& made = *new std::map<std::uint32_t, std::filesystem::path>;
     std::lock_guard lock(m);
     auto& cached = made[rules];
     if (!cached.empty() && ::access(cached.c_str(), R_OK) == 0) return cached;

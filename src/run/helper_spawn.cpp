@@ -191,7 +191,7 @@ std::string spawn_helper_path()
 spawn_outcome spawn_through_helper(const spawn_request& req, child_pipes& pipes, bool& available)
 {
     spawn_outcome out;
-    static const std::string path = spawn_helper_path();
+    static const auto& path = *new const std::string(spawn_helper_path());  // never destroyed
     available = !path.empty() && on_library_thread();
     if (!available) return out;
 

@@ -108,7 +108,7 @@ layout probe()
 
 const layout& cached_layout()
 {
-    static const layout l = probe();
+    static const auto& l = *new const layout(probe());  // never destroyed: library threads use it
     return l;
 }
 

@@ -50,7 +50,7 @@ std::optional<run_uid> run_uid::acquire(std::string& why, int& err)
         why = "only root can run commands as uids of their own";
         return std::nullopt;
     }
-    static const auto dir = lock_dir();
+    static const auto& dir = *new const auto(lock_dir());  // never destroyed: see filter_program
     if (!usable_dir(dir, why, err)) return std::nullopt;
     thread_local std::mt19937 gen{std::random_device{}()};
     const uid_t start = static_cast<uid_t>(gen() % dynamic_uid_count);

@@ -151,9 +151,11 @@ std::string write_filter(int fd, std::uint32_t rules)
 
 const std::string& filter_program(std::uint32_t rules, std::string& why)
 {
-    static std::mutex m;
-    static std::map<std::uint32_t, std::string> made;  // never erased: references stay valid
-    static const std::string none;
+    // Never erased, so references stay valid; never destroyed, as every static a library thread
+    // may touch: those threads outlive static destruction (run/offload.hpp).
+    static auto& m = *new std::mutex;
+    static auto& made = *new std::map<std::uint32_t, std::string>;
+    static const auto& none = *new const std::string;
     std::lock_guard lock(m);
     if (auto it = made.find(rules); it != made.end()) return it->second;
     const int fd = ::memfd_create("sandbox-seccomp", MFD_CLOEXEC);
