@@ -11,9 +11,12 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
+#include <thread>
 
 using namespace sandbox;
 using namespace sandbox::test;
@@ -232,6 +235,65 @@ BOOST_AUTO_TEST_CASE(firejail_refuses_a_writable_path_an_unprivileged_caller_doe
         BOOST_TEST(what.find("writable path /var/tmp belongs to uid 0") != std::string::npos, what);
     }
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Two runs at once cannot reach each other: a landlock command, which sees the host's file
+// system and /proc, tries to read another run's 0600 file through its work dir's host path,
+// to chmod that work dir, and to signal its command. Under a root caller each run has a uid
+// of its own and Landlock scopes signals; under an unprivileged caller both run as the
+// caller, which doc/isolation.md says (this suite runs for the root caller only).
+BOOST_AUTO_TEST_SUITE(runs_apart)
+
+BOOST_DATA_TEST_CASE(a_landlock_command_cannot_read_chmod_or_signal_another_run, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    SANDBOX_REQUIRE_DRIVER(driver::landlock);
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("NOTE: unprivileged caller: both runs are the caller's (doc/isolation.md)");
+        return;
+    }
+    driver_env victim(d);
+    victim.policy = victim.policy.with_timeout(60s);
+    const auto marker = "44." + random_digits();
+    exec_result victim_result;
+    std::thread victim_run([&] {
+        victim_result = victim.sh("echo secret > s && chmod 600 s && sleep " + marker + "; true");
+    });
+    std::filesystem::path work;
+    std::vector<int> pids;
+    const bool started = eventually([&] {
+        for (const auto& name : dir_entries(victim.base.path))
+            if (name.rfind("sandbox-", 0) == 0 && std::filesystem::exists(victim.base.path / name / "s"))
+                work = victim.base.path / name;
+        pids = processes_matching("sleep " + marker, true);
+        return !work.empty() && !pids.empty();
+    }, 60s);
+    BOOST_TEST(started, "the victim's run on " << to_string(d) << " did not start");
+    if (started) {
+        struct stat before {};
+        ::stat(work.c_str(), &before);
+        driver_env attacker(driver::landlock);
+        const auto r = attacker.sh("cat \"$1/s\" 2>/dev/null; echo read=$?; chmod 777 \"$1\" 2>/dev/null; echo chmod=$?; "
+                                   "chmod 644 \"$1/s\" 2>/dev/null; echo chmod_file=$?; kill -TERM \"$2\" 2>/dev/null; echo kill=$?",
+                                   {work.string(), std::to_string(pids.front())});
+        BOOST_TEST_INFO(describe(r));
+        BOOST_TEST(r.out.find("secret") == std::string::npos);
+        BOOST_TEST(r.out.find("read=0") == std::string::npos);
+        BOOST_TEST(r.out.find("chmod=0") == std::string::npos);
+        BOOST_TEST(r.out.find("chmod_file=0") == std::string::npos);
+        BOOST_TEST(r.out.find("kill=0") == std::string::npos);
+        struct stat after {};
+        ::stat(work.c_str(), &after);
+        BOOST_TEST(before.st_mode == after.st_mode);
+        BOOST_TEST(!processes_matching("sleep " + marker, true).empty());  // still running
+        BOOST_TEST(attacker.leftovers().empty(), join(attacker.leftovers()));
+    }
+    for (int pid : processes_matching("sleep " + marker, true)) ::kill(pid, SIGKILL);
+    victim_run.join();
+    BOOST_TEST(victim_result.exit_code == 0, describe(victim_result));
+    BOOST_TEST(eventually([&] { return victim.leftovers().empty(); }, 30s), join(victim.leftovers()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
