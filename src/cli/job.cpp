@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "job.hpp"
 
+#include <sandbox/environment.hpp>
 #include <sandbox/json.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -126,6 +127,16 @@ job parse_job(std::string_view text, std::uint64_t line_number, const execution_
             } catch (const std::exception& e) {
                 j.error = std::string("key \"policy\": ") + e.what();
                 return j;
+            }
+            // As for --env: a blocked name is an error, not a silent drop.
+            if (const auto* env = value.get_object().if_contains("env"); env && env->is_object()) {
+                for (const auto& [name, ignored] : env->get_object()) {
+                    if (const auto pattern = blocking_env_pattern(name); !pattern.empty()) {
+                        j.error = "key \"policy\": env " + std::string(name) + ": blocked by the pattern '" +
+                                  std::string(pattern) + "' (never passed to a command)";
+                        return j;
+                    }
+                }
             }
         } else if (key == "driver") {
             if (!value.is_string()) {

@@ -311,6 +311,11 @@ execution_policy effective_policy(const options& o)
         } catch (const std::invalid_argument& e) {
             throw usage_error("--policy " + o.policy_file->string() + ": " + e.what());
         }
+        // As for --env: a blocked name is an error, not a silent drop.
+        for (const auto& [name, value] : base.env())
+            if (const auto pattern = blocking_env_pattern(name); !pattern.empty())
+                throw usage_error("--policy " + o.policy_file->string() + ": env " + name + ": blocked by the pattern '" +
+                                  std::string(pattern) + "' (never passed to a command)");
     }
 
     policy_changes c;

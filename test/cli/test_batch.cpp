@@ -270,6 +270,22 @@ BOOST_AUTO_TEST_CASE(per_job_stdin_and_policy_override_the_command_line)
     BOOST_TEST(byid["capped"].at("stdout").as_string().size() == 1024u);
 }
 
+// As with --env and a policy file: a job's blocked variable is that job's error, by name,
+// never a silent drop; the other jobs run.
+BOOST_AUTO_TEST_CASE(a_jobs_blocked_variable_is_its_error_and_the_rest_run)
+{
+    write_jobs({job({"sh", "-c", "echo \"[$PYTHONPATH]\""}, R"("id":"blocked","policy":{"env":{"PYTHONPATH":"/x"}})"),
+                job({"echo", "ran"}, R"("id":"fine")")});
+    auto r = batch({});
+    BOOST_TEST(r.code == 1);
+    std::map<std::string, json::object> byid;
+    for (auto& o : json_lines(r.out)) byid[str(o.at("id"))] = o;
+    BOOST_TEST_REQUIRE(byid.size() == 2u);
+    BOOST_TEST(str(byid["blocked"].at("error")).find("env PYTHONPATH: blocked by the pattern 'PYTHON*'") !=
+               std::string::npos);
+    BOOST_TEST(str(byid["fine"].at("stdout")) == "ran\n");
+}
+
 BOOST_AUTO_TEST_CASE(policy_file_applies_to_every_job)
 {
     const auto policy = dir.path / "policy.json";

@@ -325,7 +325,18 @@ BOOST_AUTO_TEST_CASE(env_flags_set_the_commands_environment)
     r = run_cli({"-e", "pythonpath=/x", "--", "true"});
     BOOST_TEST(r.code == 2);
     BOOST_TEST(r.err.find("'PYTHON*'") != std::string::npos, r.err);
-    // In a file's environment they are still removed, as the library always does.
+    // A policy file's blocked name is refused the same way, naming the file.
+    {
+        temp_dir dir;
+        const auto policy = dir.path / "policy.json";
+        std::ofstream(policy) << R"({"env": {"OK": "1", "PYTHONPATH": "/x"}})";
+        r = run_cli({"--policy", policy.string(), "--", "true"});
+        BOOST_TEST(r.code == 2);
+        BOOST_TEST(r.err.find("--policy " + policy.string() + ": env PYTHONPATH: blocked by the pattern 'PYTHON*'") !=
+                       std::string::npos,
+                   r.err);
+    }
+    // In this program's own environment they are removed, as the library always does.
     o.env = {{"PYTHONPATH", "/x"}};
     r = run_cli({"--inherit-env", "--", "sh", "-c", "echo \"[$PYTHONPATH]\""}, o);
     BOOST_TEST(r.out == "[]\n");
