@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <list>
@@ -110,6 +111,21 @@ exit_info child_process::kill_and_reap() noexcept
         for (int i = 0; i < 2000 && !exited(); ++i) ::usleep(1000);
         kill_request_ = 0;
         signal_tree(SIGKILL);
+    }
+    return wait_and_reap();
+}
+
+std::optional<exit_info> child_process::kill_and_reap_within(std::chrono::milliseconds limit) noexcept
+{
+    if (pid_ <= 0 || reaped_) return exit_info{};
+    if (kill_request_ != 0) return kill_and_reap();  // bounded: the launcher gets 2 s
+    signal_tree(SIGKILL);
+    // Polled rather than waited on a pidfd: a dying process takes microseconds to a few
+    // milliseconds, and there may be no pidfd.
+    const auto end = std::chrono::steady_clock::now() + limit;
+    for (auto pause = std::chrono::microseconds(50); !exited(); pause = std::min(pause * 2, std::chrono::microseconds(5000))) {
+        if (std::chrono::steady_clock::now() >= end) return std::nullopt;
+        std::this_thread::sleep_for(pause);
     }
     return wait_and_reap();
 }

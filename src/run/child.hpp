@@ -83,6 +83,11 @@ public:
     /// to wait on, such as an io_context being destroyed.
     exit_info kill_and_reap() noexcept;
 
+    /// kill_and_reap(), but waits at most `limit` for the main process to die after the
+    /// SIGKILL: nullopt, the child still owned, when it has not (SIGKILL does not reach a
+    /// set-id program that became another user). For owners that must not block on it.
+    std::optional<exit_info> kill_and_reap_within(std::chrono::milliseconds limit) noexcept;
+
     /// Waits for the end and reaps (blocking). For a short command run during teardown.
     exit_info wait_and_reap() noexcept;
 

@@ -15,6 +15,7 @@
 #include <signal.h>
 
 #include <future>
+#include <optional>
 
 namespace sandbox::detail {
 
@@ -117,29 +118,39 @@ void process_state::kill_tree() noexcept
     child.signal_tree(SIGKILL);  // the exit watch then reaps and cleans up
 }
 
-void process_state::shut_down() noexcept
+void process_state::shut_down(bool last_reference) noexcept
 {
     launch_plan parts;
     bool was_running = false;
+    std::optional<exit_info> e;
     std::vector<std::shared_ptr<waiter>> to_wake;
     {
         std::lock_guard lock(mutex);
         was_running = child && !child.reaped();
         killed = true;
-        const auto e = child.kill_and_reap();
-        if (was_running) {  // what waiters see: the kill, not a clean exit
-            result.exit_code = e.exit_code;
-            result.term_signal = e.term_signal;
-            result.usage = e.usage;
+        // Not until the child ends: SIGKILL does not reach a set-id program that became
+        // another user, and the dropping thread must not wait for it.
+        e = child.kill_and_reap_within(std::chrono::milliseconds(250));
+        if (was_running) {  // what waiters see: the kill, not a clean exit; -1 if it lives on
+            result.exit_code = e ? e->exit_code : -1;
+            result.term_signal = e ? e->term_signal : 0;
+            result.usage = e ? e->usage : resource_usage{};
             result.duration = clock::now() - started;
         }
-        parts = take_cleanup();
+        // A child that lives on keeps its cleanup until it ends: the exit watch, which holds
+        // this state, reaps it then and cleans up; without the watch (the io_context is gone,
+        // or this is the last reference), a thread of the library does.
+        if (e || last_reference) parts = take_cleanup();
         if (parts.cleanup && plan.measure) result.usage = resource_usage{.available = false};  // cleaned up later
         finished = true;
         to_wake = std::move(waiters);
     }
-    if (parts.cleanup || (was_running && !parts.cleanup_argv.empty()))
+    if (!e && last_reference) {
+        exit.stop();  // no handler of it can run any more: none holds this state
+        abandon(std::move(child), [parts = std::move(parts)]() mutable { clean_up_now(parts, true); });
+    } else if (e && (parts.cleanup || (was_running && !parts.cleanup_argv.empty()))) {
         run_on(worker::blocking, [parts = std::move(parts), was_running]() mutable { clean_up_now(parts, was_running); });
+    }
     for (auto& w : to_wake) wake(std::move(w));
 }
 

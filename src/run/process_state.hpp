@@ -33,7 +33,7 @@ struct process_state : std::enable_shared_from_this<process_state> {
           exit(strand), drain(strand), err_tail(process::stderr_tail_bytes)
     {
     }
-    ~process_state() { shut_down(); }
+    ~process_state() { shut_down(true); }
 
     strand_type strand;
     asio::local::stream_protocol::socket in;
@@ -76,8 +76,10 @@ struct process_state : std::enable_shared_from_this<process_state> {
     launch_plan take_cleanup();
     /// The owner is gone: nothing may outlive it. The tree is killed and reaped here, from
     /// whatever thread (SIGKILL makes that quick); the removals, which may take long, run on
-    /// a blocking-work thread.
-    void shut_down() noexcept;
+    /// a blocking-work thread. A child that SIGKILL does not end within 250 ms is reaped,
+    /// and cleaned up after, whenever it ends: by the exit watch, or, once `last_reference`
+    /// (the destructor: no handler holds the state), by a thread of the library.
+    void shut_down(bool last_reference = false) noexcept;
     /// Registers a waiter unless the end is already known.
     bool add_waiter(const std::shared_ptr<waiter>& w);
 };

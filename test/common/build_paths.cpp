@@ -11,5 +11,6 @@ const char* spawn_helper() { return SANDBOX_TEST_SPAWN_HELPER; }
 const char* landlock_exec() { return SANDBOX_TEST_LANDLOCK_EXEC; }
 const char* run_bin() { return SANDBOX_RUN_BIN; }
 const char* no_pidfd_tool() { return SANDBOX_NO_PIDFD_TOOL; }
+const char* setuid_sleeper() { return SANDBOX_SETUID_SLEEPER; }
 
 }  // namespace sandbox::test::build

@@ -16,6 +16,7 @@ const char* landlock_exec();   ///< sandbox-landlock-exec
 const char* spawn_helper();    ///< sandbox-spawn
 const char* run_bin();         ///< sandbox-run ("" when the command-line tool is not built)
 const char* no_pidfd_tool();   ///< test/tools/no_pidfd.cpp's program
+const char* setuid_sleeper();  ///< test/tools/setuid_sleeper.cpp's program (static)
 
 }  // namespace sandbox::test::build
 

@@ -10,8 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
 
 using namespace sandbox;
 using namespace sandbox::test;
@@ -132,6 +137,25 @@ BOOST_AUTO_TEST_CASE(a_first_launch_that_cannot_make_the_librarys_threads_gets_e
     BOOST_TEST(run_in_a_fresh_process("first_launch_at_the_pids_limit") == 0);
 }
 
+// Dropping a long-lived process whose child SIGKILL cannot reach (a set-id program that became
+// root, started by an unprivileged caller) returns at once; the child is reaped, not left a
+// zombie, once it ends by itself.
+BOOST_AUTO_TEST_CASE(dropping_a_process_sigkill_cannot_reach_does_not_wait_for_it)
+{
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("SKIPPED: needs root to install a set-id program");
+        return;
+    }
+    temp_dir dir;
+    const auto sleeper = dir.path / "sleeper";
+    std::filesystem::copy_file(build::setuid_sleeper(), sleeper);
+    BOOST_REQUIRE(::chown(sleeper.c_str(), 0, 0) == 0 && ::chmod(sleeper.c_str(), 04755) == 0);
+    BOOST_REQUIRE(::chmod(dir.path.c_str(), 0755) == 0);
+    ::setenv("SANDBOX_TEST_SLEEPER", sleeper.c_str(), 1);
+    BOOST_TEST(run_in_a_fresh_process("drop_a_process_sigkill_cannot_reach") == 0);
+    ::unsetenv("SANDBOX_TEST_SLEEPER");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // The bodies of the cases above, each run alone in a process of its own.
@@ -153,6 +177,38 @@ BOOST_AUTO_TEST_CASE(past_rlimit_nproc_as_an_unprivileged_user)
     o.result = r;
     check_eagain_result(o, "Failed to start host process: true: ");
     BOOST_TEST(run_sync(*runner, {"true"}).success());
+}
+
+BOOST_AUTO_TEST_CASE(drop_a_process_sigkill_cannot_reach)
+{
+    BOOST_REQUIRE(::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0);
+    auto runner = make_runner(execution_policy::in("/").with_timeout(30s), driver::host);
+    // Two such children: the io_context of one runs on after the drop, the other's is destroyed.
+    auto ran_on = std::make_unique<asio::io_context>(), destroyed = std::make_unique<asio::io_context>();
+    std::vector<pid_t> pids;
+    for (auto* ctx : {ran_on.get(), destroyed.get()}) {
+        auto p = runner->start(ctx->get_executor(), {std::getenv("SANDBOX_TEST_SLEEPER"), "3"});
+        pids.push_back(p.pid());
+        const auto said = run_coro(*ctx, p.read_line());
+        BOOST_REQUIRE(said == std::optional<std::string>("root"));  // out of this user's reach now
+        BOOST_REQUIRE(::kill(p.pid(), 0) != 0 && errno == EPERM);
+        const auto t0 = std::chrono::steady_clock::now();
+        p = {};
+        const auto took = std::chrono::steady_clock::now() - t0;
+        BOOST_TEST(took < 1s, "dropping took " << std::chrono::duration<double>(took).count() << " s");
+        BOOST_TEST(std::filesystem::exists("/proc/" + std::to_string(pids.back())));  // it runs on
+    }
+    destroyed.reset();  // a thread of the library reaps that one
+    ran_on->restart();
+    ran_on->run_for(10s);  // the exit watch reaps this one when it ends
+    for (const pid_t pid : pids) {
+        bool gone = false;
+        for (int i = 0; i < 100 && !gone; ++i) {
+            gone = !std::filesystem::exists("/proc/" + std::to_string(pid));
+            if (!gone) std::this_thread::sleep_for(100ms);
+        }
+        BOOST_TEST(gone, "pid " << pid << " was not reaped 10 s after the drop");
+    }
 }
 
 BOOST_AUTO_TEST_CASE(first_launch_at_the_pids_limit)
