@@ -95,8 +95,26 @@ std::optional<std::string> engine_output(const std::vector<std::string>& args, c
     return out;
 }
 
+bool is_storage_leftover(std::string_view line, std::int64_t now, std::chrono::seconds grace)
+{
+    // "sandbox-" and 24 hex digits: random_sandbox_name()'s.
+    const auto a = line.find(' ');
+    const auto b = a == std::string_view::npos ? a : line.find(' ', a + 1);
+    if (b == std::string_view::npos) return false;
+    const auto name = line.substr(0, a);
+    const auto state = line.substr(a + 1, b - a - 1);
+    if (name.size() != 32 || !name.starts_with("sandbox-") ||
+        name.find_first_not_of("0123456789abcdef", 8) != std::string_view::npos)
+        return false;
+    if (state != "Storage" && state != "storage") return false;
+    std::int64_t created = 0;
+    const auto t = line.substr(b + 1);
+    if (std::from_chars(t.data(), t.data() + t.size(), created).ec != std::errc{}) return false;
+    return now - created >= grace.count();
+}
+
 std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, const std::vector<std::string>& env,
-                                       std::chrono::milliseconds bound)
+                                       std::chrono::milliseconds bound, std::chrono::seconds storage_grace)
 {
     const auto listed = engine_output({binary, "ps", "-a", "--filter", "label=sandbox.machine=" + machine_label(),
                                       "--format", "{{.Names}} {{.Labels}}"},
@@ -112,6 +130,20 @@ std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, c
     for (std::string line; std::getline(lines, line);) {
         const auto c = parse_ps_line(line);
         if (!c.name.empty() && is_orphan(c, now, starter_alive(c))) remove.push_back(c.name);
+    }
+    // podman's client killed while it created the container can leave it in storage only,
+    // which `ps` lists with --external alone, and `rm -f` removes.
+    if (podman) {
+        const auto external =
+            engine_output({binary, "ps", "-a", "--external", "--format", "{{.Names}} {{.State}} {{.Created.Unix}}"}, env,
+                          bound);
+        std::istringstream ext(external.value_or(""));
+        for (std::string line; std::getline(ext, line);) {
+            if (!is_storage_leftover(line, now, storage_grace)) continue;
+            auto name = line.substr(0, line.find(' '));
+            if (std::find(remove.begin() + static_cast<std::ptrdiff_t>(base), remove.end(), name) == remove.end())
+                remove.push_back(std::move(name));
+        }
     }
     // The engine prints the name of what it removed. What it did not remove is tried once
     // more: podman's first removal of a container whose monitor died with its starter only

@@ -75,11 +75,19 @@ std::optional<commented_run> parse_run_comment(std::string_view comment);
 std::optional<std::string> engine_output(const std::vector<std::string>& args, const std::vector<std::string>& env,
                                          std::chrono::milliseconds bound);
 
+/// A line of `podman ps -a --external --format "{{.Names}} {{.State}} {{.Created.Unix}}"`
+/// naming a container of ours that podman's database never got: its client was killed while
+/// it was created. Such a container has no labels; it is the library's by its name, and dead
+/// once it has been in storage only for `grace` (a creation takes milliseconds there).
+bool is_storage_leftover(std::string_view line, std::int64_t now, std::chrono::seconds grace);
+
 /// Removes this machine's orphaned containers of `binary`'s engine now (blocking: never on
 /// an io thread; each engine call is bounded by `bound`, after which the client is killed
-/// and the sweep gives up). Returns the names the engine says it removed.
+/// and the sweep gives up), and on podman the containers left in storage only for
+/// `storage_grace`. Returns the names the engine says it removed.
 std::vector<std::string> sweep_orphans(const std::string& binary, bool podman, const std::vector<std::string>& env,
-                                       std::chrono::milliseconds bound = std::chrono::seconds(30));
+                                       std::chrono::milliseconds bound = std::chrono::seconds(30),
+                                       std::chrono::seconds storage_grace = std::chrono::minutes(2));
 
 /// Starts the sweep of `binary`'s engine on an engine-call thread (a hung engine delays no
 /// one else's cleanup), unless one was started

@@ -11,6 +11,10 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <future>
@@ -65,9 +69,71 @@ std::string labels_of_ours(driver d)
                        " --format '{{.Labels}}' 2>/dev/null");
 }
 
+// What podman's database and storage say of `name`: "Created", "Storage" (storage only), or
+// "" (nothing).
+std::string podman_state(const std::string& name)
+{
+    auto out = host_output("'" + engine_of(driver::podman) + "' ps -a --external --filter 'name=^" + name +
+                           "$' --format '{{.State}}' 2>/dev/null");
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+}
+
+// A container left in podman's storage only: its client SIGKILLed after the storage was made
+// and before the database had it. The moment is found by bisecting the delay of the kill
+// between "nothing made" and "in the database"; it takes a few tries.
+std::string storage_only_container()
+{
+    double lo = 0, hi = 0.5;
+    std::mt19937 gen{std::random_device{}()};
+    std::vector<std::string> tried;
+    std::string found;
+    for (int attempt = 0; attempt < 60 && found.empty(); ++attempt) {
+        const double delay = std::uniform_real_distribution<double>(lo, hi)(gen);
+        const auto name = detail::random_sandbox_name();
+        const std::string bin = engine_of(driver::podman), image = test_image();
+        std::vector<const char*> argv{bin.c_str(), "create", "--name", name.c_str(), image.c_str(), "true", nullptr};
+        posix_spawnattr_t attr;
+        ::posix_spawnattr_init(&attr);
+        ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);  // its own group: what it starts goes too
+        pid_t pid = -1;
+        const int rc = ::posix_spawn(&pid, bin.c_str(), nullptr, &attr, const_cast<char* const*>(argv.data()), environ);
+        ::posix_spawnattr_destroy(&attr);
+        BOOST_REQUIRE(rc == 0);
+        std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+        ::kill(-pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+        const auto state = podman_state(name);
+        if (state == "Storage") found = name;
+        else if (state.empty()) lo = delay;
+        else hi = delay, tried.push_back(name);
+        if (hi - lo < 0.002) lo = std::max(0.0, lo - 0.02), hi += 0.02;  // the moment moved (load)
+    }
+    if (!tried.empty()) (void)host_output("'" + engine_of(driver::podman) + "' rm -f -t 0 " + join(tried, " ") + " 2>&1");
+    BOOST_REQUIRE_MESSAGE(!found.empty(), "no kill of podman create left a container in storage only in 60 tries");
+    return found;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(orphaned_containers)
+
+// A podman client killed mid-creation can leave a container that podman's database never got:
+// no labels, and listed only by `ps --external`. The sweep finds it by its name once it has
+// been in storage only for longer than a creation takes.
+BOOST_AUTO_TEST_CASE(podman_containers_left_in_storage_only_are_swept)
+{
+    SANDBOX_REQUIRE_DRIVER(driver::podman);
+    const auto name = storage_only_container();
+    auto removed = detail::sweep_orphans(engine_of(driver::podman), true, this_environment(), 30s, 1h);
+    BOOST_TEST((std::find(removed.begin(), removed.end(), name) == removed.end()));  // may be under creation
+    BOOST_TEST(podman_state(name) == "Storage");
+    // Two seconds: a concurrent test's creation under way is not touched.
+    std::this_thread::sleep_for(2500ms);
+    removed = detail::sweep_orphans(engine_of(driver::podman), true, this_environment(), 30s, 2s);
+    BOOST_TEST((std::find(removed.begin(), removed.end(), name) != removed.end()), join(removed));
+    BOOST_TEST(podman_state(name).empty());
+}
 
 BOOST_DATA_TEST_CASE(timeouts_racing_the_engines_creation_leave_no_container, data::make(container_drivers), d)
 {

@@ -338,6 +338,18 @@ BOOST_AUTO_TEST_CASE(orphans_are_read_from_either_engines_listing)
     BOOST_TEST(detail::parse_ps_line("lonely").name.empty());
 }
 
+BOOST_AUTO_TEST_CASE(podman_containers_in_storage_only_are_ours_by_name_and_dead_once_old)
+{
+    const std::string ours = "sandbox-0123456789abcdef01234567";
+    BOOST_TEST(detail::is_storage_leftover(ours + " Storage 1000", 1120, 120s));
+    BOOST_TEST(!detail::is_storage_leftover(ours + " Storage 1000", 1119, 120s));  // may be under creation
+    BOOST_TEST(!detail::is_storage_leftover(ours + " Created 1000", 9999, 120s));  // in the database: labelled
+    for (const std::string& other : std::vector<std::string>{"sandbox-0123 Storage 1000", "build-working-container Storage 1000",
+                                    "sandbox-0123456789abcdef0123456X Storage 1000", "sandbox-0123456789abcdef01234567",
+                                    ours + " Storage", ours + " Storage x", ""})
+        BOOST_TEST(!detail::is_storage_leftover(other, 9999, 120s), other);
+}
+
 // A runner in another pid namespace (a container, a CI job) or under hidepid is not in this
 // process's /proc: its containers are judged by the record it holds, not by its pid.
 BOOST_AUTO_TEST_CASE(a_container_is_judged_by_its_runs_record_not_by_a_pid)
