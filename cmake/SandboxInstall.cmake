@@ -7,7 +7,7 @@ install(TARGETS sandbox EXPORT sandboxTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS sandbox-seccomp-exec sandbox-landlock-exec sandbox-spawn RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/sandbox)
+install(TARGETS sandbox-seccomp-exec sandbox-landlock-exec sandbox-spawn sandbox-sweep RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/sandbox)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/sandbox" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES "${PROJECT_BINARY_DIR}/include/sandbox/version.hpp" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sandbox)
 install(FILES "${PROJECT_BINARY_DIR}/include/sandbox/detail/export.hpp" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sandbox/detail)

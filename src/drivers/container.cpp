@@ -190,6 +190,9 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
         std::snprintf(grace, sizeof grace, "%.3f", std::chrono::duration<double>(ctx.options.kill_grace).count());
         plan.cleanup_argv = container_cleanup_argv(s, false, 20, grace);
     }
+    // Through the spawn helper, which outlives this process: if it is SIGKILLed, the helper
+    // has the container removed at once (sandbox-sweep) rather than at a later runner's sweep.
+    plan.through_helper = true;
     plan.env = env_strings(current_environment());  // the client's own (DOCKER_HOST...)
     for (const auto& name : s.env_from_client)
         for (const auto& [k, v] : s.env)

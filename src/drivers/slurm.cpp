@@ -155,7 +155,7 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
     // to its owner).
     std::string exported = std::string(step_policy_variable) + "," + std::string(step_tag_variable);
     // Where the library's helpers are, when named here: the node runs this same program.
-    for (const char* helper : {"SANDBOX_SPAWN_HELPER", "SANDBOX_LANDLOCK_EXEC", "SANDBOX_SECCOMP_EXEC"})
+    for (const char* helper : {"SANDBOX_SPAWN_HELPER", "SANDBOX_LANDLOCK_EXEC", "SANDBOX_SECCOMP_EXEC", "SANDBOX_SWEEP"})
         if (const char* v = std::getenv(helper); v && *v && !std::strchr(v, ',')) exported += std::string(",") + helper;
     a.insert(a.end(), {"--export=" + exported, "--chdir=/"});
     a.insert(a.end(), ctx.options.slurm.extra_args.begin(), ctx.options.slurm.extra_args.end());

@@ -484,6 +484,35 @@ int await_command(bool report)
     return 0;
 }
 
+// The library's process is gone if the helper's parent is no longer it: its socket closes
+// before it is reparented, so give that a moment. A socket closed by a live library (it
+// started another helper) is not its end.
+bool library_ended(long parent)
+{
+    for (int i = 0; i < 200; ++i) {
+        if (::getppid() != parent) return true;
+        ::usleep(5000);
+    }
+    return false;
+}
+
+// Runs the sweep of what the library's runs left (sandbox-sweep), in a session of its own,
+// and does not wait for it.
+void start_sweeper(const char* sweeper)
+{
+    const pid_t pid = ::fork();
+    if (pid != 0) return;
+    ::setsid();
+    // Nothing of the library's: whoever reads its output to the end (a shell's $(...))
+    // must not wait for the sweep.
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
+    ::syscall(SYS_close_range, 3, ~0u, 0);  // the control socket and what a request left
+    char* const args[] = {const_cast<char*>(sweeper), nullptr};
+    ::execv(sweeper, args);
+    ::_exit(127);
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -491,13 +520,17 @@ int main(int argc, char** argv)
     if (argc >= 2 && std::strcmp(argv[1], "--await") == 0)
         return await_command(argc >= 3 && std::strcmp(argv[2], "--report") == 0);
     long parent = 0;
-    if (argc == 3 && std::strcmp(argv[1], "--parent") == 0) parent = std::strtol(argv[2], nullptr, 10);
+    const char* sweeper = nullptr;
+    if ((argc == 3 || argc == 5) && std::strcmp(argv[1], "--parent") == 0) parent = std::strtol(argv[2], nullptr, 10);
+    if (argc == 5 && std::strcmp(argv[3], "--sweeper") == 0 && argv[4][0] == '/') sweeper = argv[4];
+    else if (argc == 5) parent = 0;
     if (parent <= 0 || ::fcntl(control_fd, F_GETFD) < 0) {
-        std::fprintf(stderr, "usage: sandbox-spawn --parent PID (started by the sandbox library, with its socket as "
-                             "descriptor 3)\n");
+        std::fprintf(stderr, "usage: sandbox-spawn --parent PID [--sweeper PATH] (started by the sandbox library, with "
+                             "its socket as descriptor 3)\n");
         return 2;
     }
-    // The library's end going away (its process ended) ends the helper: nothing else is ours.
+    // The library's end going away (its process ended) ends the helper, which then has the
+    // runs it left swept: nothing else is ours.
     ::signal(SIGPIPE, SIG_IGN);
     ::fcntl(control_fd, F_SETFD, FD_CLOEXEC);
     ::prctl(PR_SET_NAME, "sandbox-spawn", 0, 0, 0);
@@ -507,7 +540,8 @@ int main(int argc, char** argv)
             if (errno == EINTR) continue;
             return 1;
         }
-        if ((fd.revents & (POLLHUP | POLLERR)) && !(fd.revents & POLLIN)) return 0;
-        if (!handle_request()) return 0;
+        if (((fd.revents & (POLLHUP | POLLERR)) && !(fd.revents & POLLIN)) || !handle_request()) break;
     }
+    if (sweeper && library_ended(parent)) start_sweeper(sweeper);
+    return 0;
 }

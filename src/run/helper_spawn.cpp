@@ -19,6 +19,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <vector>
 
 extern char** environ;  // NOLINT: POSIX
 
@@ -66,11 +68,16 @@ std::shared_ptr<unique_fd> start_helper(helper_state& s, const std::string& path
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &all);
     const std::string parent = std::to_string(::getpid());
-    char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("--parent"), const_cast<char*>(parent.c_str()),
-                    nullptr};
-    char* envp[] = {nullptr};
+    // Once this process has ended, the helper runs the sweep of what its runs left
+    // (sandbox-sweep), in this process's environment: TMPDIR, PATH, DOCKER_HOST and the like
+    // say where. The helper's own children get the environment of their request.
+    static const auto& sweeper = *new const std::string(sweeper_path());
+    std::vector<char*> argv{const_cast<char*>(path.c_str()), const_cast<char*>("--parent"),
+                            const_cast<char*>(parent.c_str())};
+    if (!sweeper.empty()) argv.insert(argv.end(), {const_cast<char*>("--sweeper"), const_cast<char*>(sweeper.c_str())});
+    argv.push_back(nullptr);
     pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv, envp);
+    const int rc = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {
@@ -179,6 +186,13 @@ pid_t spawn_helper_pid() noexcept
     auto& s = state();
     std::lock_guard lock(s.mutex);
     return s.owner == ::getpid() ? s.pid : -1;
+}
+
+std::string sweeper_path()
+{
+    const char* env = std::getenv("SANDBOX_SWEEP");
+    std::string p = env && *env ? env : SANDBOX_SWEEP_INSTALLED;
+    return !p.empty() && p.front() == '/' && ::access(p.c_str(), X_OK) == 0 ? p : std::string();
 }
 
 std::string spawn_helper_path()

@@ -17,6 +17,9 @@ namespace sandbox::detail {
 /// which others may write to). Empty when it is not there.
 std::string spawn_helper_path();
 
+/// Where sandbox-sweep is: $SANDBOX_SWEEP, else its installed path; empty when it is not there.
+std::string sweeper_path();
+
 /// The helper's pid in this process, -1 when none is running: a child of this process that
 /// lives as long as it (as the library's threads do), which is not any command's.
 pid_t spawn_helper_pid() noexcept;

@@ -48,7 +48,7 @@ inline execution_policy tool_policy(env_list env = {})
 {
     // And the helpers just built, which the tool runs (and a slurm node's tool too).
     for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "SANDBOX_SPAWN_HELPER",
-                             "SANDBOX_LANDLOCK_EXEC", "SANDBOX_SECCOMP_EXEC"})
+                             "SANDBOX_LANDLOCK_EXEC", "SANDBOX_SECCOMP_EXEC", "SANDBOX_SWEEP"})
         if (const char* v = std::getenv(name)) env.emplace_back(name, v);
     return execution_policy::defaults()
         .with_timeout(120s)

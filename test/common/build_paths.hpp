@@ -14,6 +14,7 @@ const char* seccomp_exec();    ///< sandbox-seccomp-exec
 const char* syscall_probe();   ///< sandbox_syscall_probe (static)
 const char* landlock_exec();   ///< sandbox-landlock-exec
 const char* spawn_helper();    ///< sandbox-spawn
+const char* sweeper();         ///< sandbox-sweep
 const char* run_bin();         ///< sandbox-run ("" when the command-line tool is not built)
 const char* no_pidfd_tool();   ///< test/tools/no_pidfd.cpp's program
 const char* setuid_sleeper();  ///< test/tools/setuid_sleeper.cpp's program (static)

@@ -44,13 +44,15 @@ inline std::string file_contents(const std::filesystem::path& p)
     return out;
 }
 
-/// The library runs its helpers (sandbox-seccomp-exec, sandbox-landlock-exec, sandbox-spawn)
+/// The library runs its helpers (sandbox-seccomp-exec, sandbox-landlock-exec, sandbox-spawn,
+/// sandbox-sweep)
 /// from their installed paths only (or the ones the variables name): the tests take the ones
 /// just built.
 inline const bool seccomp_exec_from_the_build = [] {
     ::setenv("SANDBOX_SECCOMP_EXEC", build::seccomp_exec(), 0);
     ::setenv("SANDBOX_LANDLOCK_EXEC", build::landlock_exec(), 0);
     ::setenv("SANDBOX_SPAWN_HELPER", build::spawn_helper(), 0);
+    ::setenv("SANDBOX_SWEEP", build::sweeper(), 0);
     return true;
 }();
 

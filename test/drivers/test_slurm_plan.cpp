@@ -74,8 +74,9 @@ BOOST_AUTO_TEST_CASE(srun_starts_one_task_with_memory_a_backstop_time_and_no_env
         env_guard no_landlock("SANDBOX_LANDLOCK_EXEC", std::nullopt);
         env_guard helper("SANDBOX_SPAWN_HELPER", "/opt/x/sandbox-spawn");
         env_guard seccomp("SANDBOX_SECCOMP_EXEC", "/opt/a,b/sandbox-seccomp-exec");  // a comma cannot be exported
+        env_guard sweep("SANDBOX_SWEEP", "/opt/x/sandbox-sweep");
         BOOST_TEST(has(srun_part(preview(policy, on_slurm(), {"true"})),
-                       "--export=SANDBOX_STEP_POLICY,SANDBOX_STEP_TAG,SANDBOX_SPAWN_HELPER"));
+                       "--export=SANDBOX_STEP_POLICY,SANDBOX_STEP_TAG,SANDBOX_SPAWN_HELPER,SANDBOX_SWEEP"));
     }
     BOOST_TEST(has(s, "--mem=192M"));  // the limit, and room for sandbox-run and bwrap beside it
     BOOST_TEST(has(s, "--time=2"));    // minutes: 5 s rounded up, and one more
