@@ -79,7 +79,7 @@ public:
     /// Runs `spec.argv` with `spec.stdin` as its stdin (when set, it replaces
     /// `options.stdin_data`).
     asio::awaitable<exec_result> execute(command_spec spec, exec_options options);
-    /// The same with stdin and an output callback only (the seed's shape).
+    /// The same with stdin and an output callback only.
     asio::awaitable<exec_result> execute(std::vector<std::string> args,
                                          std::optional<std::string> stdin_data = std::nullopt,
                                          output_callback on_output = {});

@@ -34,8 +34,9 @@ struct session_options {
 /// Sessions are isolated from each other. Not for concurrent use: one command at a time.
 class SANDBOX_DECL session final : public command_runner {
 public:
-    /// A session on driver `d` (any of the five) under `policy`. Throws launch_error when
-    /// the base dir or the session directory cannot be used.
+    /// A session on driver `d` under `policy`: any driver but slurm, which has no node to
+    /// keep a work dir on. Throws launch_error when the base dir or the session directory
+    /// cannot be used.
     session(execution_policy policy, driver d, driver_options options = {}, session_options settings = {});
     ~session() override;
     session(const session&) = delete;
@@ -81,7 +82,6 @@ private:
                                              std::optional<std::string> stdin_data, output_callback on_output);
 
     execution_policy policy_;
-    driver driver_;
     std::filesystem::path dir_;
     std::string state_path_;  // the state directory as the commands see it
     std::unique_ptr<command_runner> inner_;

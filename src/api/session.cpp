@@ -22,12 +22,12 @@ namespace {
 // saves too. Only shell builtins touch the state (a body may change PATH), their own errors
 // are silenced, and the body arrives as an argument, never spliced into this text. State
 // files are written 0600.
-constexpr const char* wrapper_script = R"sh(__sandbox_st=$1 __sandbox_restore=$2 __sandbox_dir=$3 __sandbox_body=$4
+constexpr const char* wrapper_script = R"sh(__sandbox_st=$1 __sandbox_dir=$2 __sandbox_body=$3
 set --
 if [ -f "$__sandbox_st/env" ]; then . "$__sandbox_st/env" 2>/dev/null; fi
 if [ -n "$__sandbox_dir" ]; then
     cd -- "$__sandbox_dir" || exit 1
-elif [ "$__sandbox_restore" = 1 ] && [ -f "$__sandbox_st/cwd" ]; then
+elif [ -f "$__sandbox_st/cwd" ]; then
     IFS= read -r __sandbox_cwd < "$__sandbox_st/cwd" 2>/dev/null && cd -- "$__sandbox_cwd" 2>/dev/null
     unset __sandbox_cwd
 fi
@@ -85,7 +85,7 @@ constexpr const char* state_mount = "/mnt/.sandbox-session";
 }  // namespace
 
 session::session(execution_policy policy, driver d, driver_options options, session_options settings)
-    : policy_(std::move(policy)), driver_(d)
+    : policy_(std::move(policy))
 {
     if (d == driver::slurm)
         throw launch_error(errc::driver_unavailable,
@@ -218,7 +218,7 @@ asio::awaitable<exec_result> session::run_wrapped(std::string shell, std::string
 std::vector<std::string> session::wrapped(std::string shell, std::string dir, std::string script) const
 {
     if (dir_.empty()) throw std::logic_error("session: used after close()");
-    return {std::move(shell), "-c", wrapper_script, "sandbox-session", state_path_, "1", std::move(dir),
+    return {std::move(shell), "-c", wrapper_script, "sandbox-session", state_path_, std::move(dir),
             std::move(script)};
 }
 

@@ -380,8 +380,8 @@ void workspace::remove(std::string_view path)
 std::filesystem::path workspace::rel_in_root(std::string_view path) const
 {
     const auto rel = fence(path);
-    // Like the Go original, check the deepest part that exists: a symlink there that leads
-    // outside is refused, a missing tail is fine.
+    // Check the deepest part that exists: a symlink there that leads outside is refused, a
+    // missing tail is fine.
     std::string probe = rel;
     for (;;) {
         const int fd = openat2_beneath(root_fd_.get(), probe, O_PATH, 0);

@@ -117,19 +117,6 @@ spawn_request take_spawn_request(launch_plan& plan);
 void start_process(asio::any_io_executor ex, launch_plan plan, run_limits limits,
                    std::optional<std::string> stdin_data, output_callback on_output, run_handler handler);
 
-template <typename CompletionToken>
-auto async_run_process(asio::any_io_executor ex, launch_plan plan, run_limits limits,
-                       std::optional<std::string> stdin_data, output_callback on_output, CompletionToken&& token)
-{
-    return asio::async_initiate<CompletionToken, run_signature>(
-        [](run_handler h, asio::any_io_executor ex, launch_plan plan, run_limits limits,
-           std::optional<std::string> stdin_data, output_callback on_output) {
-            start_process(std::move(ex), std::move(plan), limits, std::move(stdin_data), std::move(on_output),
-                          std::move(h));
-        },
-        token, std::move(ex), std::move(plan), limits, std::move(stdin_data), std::move(on_output));
-}
-
 /// Starts a long-lived process from a plan (no clocks: the owner decides when it ends; the
 /// drain of `limits` bounds the wait for stderr after the exit). Throws launch_error when it
 /// cannot be started. Waits for the spawn, which runs on a spawner thread.

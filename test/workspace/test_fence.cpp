@@ -2,7 +2,7 @@
 // The workspace fence: `..`, absolute and dangling symlinks, /proc magic links, NUL and the
 // mount alias. Ports local_test.go (RemoveRefusesOutsideRoot, FenceRefusesEscape,
 // MountAliasStillFences) and the conformance cases FenceRefuses{Read,Write}Escape and
-// FenceRefusesSymlink{Read,Write}Escape, plus the holes of the Go original.
+// FenceRefusesSymlink{Read,Write}Escape, plus the holes of a check-then-open fence.
 #include "support.hpp"
 
 #include <sandbox/workspace.hpp>
@@ -101,7 +101,7 @@ BOOST_FIXTURE_TEST_CASE(fence_refuses_escape, ws_fixture)
         const auto err = error_of([&] { (void)ws.read_file(p); });
         BOOST_TEST(contains(err->what(), "leaves the workspace root " + root.string()), err->what());
     }
-    // Lexically back inside, but it climbed out on the way: refused, unlike the Go original.
+    // Lexically back inside, but it climbed out on the way: refused, unlike a lexical fence.
     const std::string back_in = "../" + root.filename().string() + "/x";
     SANDBOX_CHECK_REFUSED(ws.read_file(back_in), std::errc::permission_denied, back_in);
     // A ".." that stays inside is fine.
@@ -183,7 +183,7 @@ BOOST_FIXTURE_TEST_CASE(an_escaping_directory_symlink_is_refused_by_every_operat
 
 BOOST_FIXTURE_TEST_CASE(a_dangling_symlink_to_outside_is_refused_and_creates_nothing, ws_fixture)
 {
-    // The Go original follows these with O_CREAT and creates the outside file.
+    // A check-then-open fence follows these with O_CREAT and creates the outside file.
     fs::create_symlink(outside / "new", root / "d");
     fs::create_symlink(sibling(outside, "new"), root / "r");
     for (const std::string p : {"d", "r"}) {

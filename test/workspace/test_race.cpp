@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The workspace under concurrent change: a symlink flipped between an inside and an outside
 // target (rename() over the link, atomically) while another thread goes through it. A
-// check-then-open fence (the Go original) loses this race; openat2 resolves each open
+// check-then-open fence loses this race; openat2 resolves each open
 // beneath the root in one step, so the outside is never reached. Also: const calls from
 // several threads at once. Boost.Test is not thread-safe, so threads only count; the main
 // thread asserts.

@@ -2,7 +2,7 @@
 // workspace: the file API on a fresh root per case. Ports local_test.go (ReadAndList,
 // AppendFile, ReadFileLimit, WriteRoundTrip, MountAliasTranslatesToRoot,
 // WorkdirReportsRootThenAlias) and the conformance cases WriteReadRoundTrip and
-// ListDirSeesWrites, plus what the Go original never checked.
+// ListDirSeesWrites, plus what a plain path check never catches.
 #include "support.hpp"
 
 #include <sandbox/workspace.hpp>
