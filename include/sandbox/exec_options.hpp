@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sandbox {
@@ -23,12 +24,63 @@ struct launch_preview {
     std::filesystem::path cwd;      ///< the directory it starts in, on the host
 };
 
-/// What may differ between two executions under one policy.
+/// What may differ between two executions under one policy. Set the members, or chain the
+/// setters, which read as designated initializers would and work on a temporary inside a
+/// co_await expression too:
+///
+///     co_await runner->execute(argv, exec_options().with_cwd("sub").with_timeout(5s));
 struct exec_options {
     // Declared, so that this is not an aggregate: g++ 12 frees an aggregate temporary twice
     // when it is made inside a co_await expression (`co_await async_execute(r, argv,
-    // exec_options{}, ...)`). Set the members on a named object instead of designating them.
+    // exec_options{}, ...)`), designated initializers included.
     exec_options() = default;
+
+    // On a named object the setters return it; on a temporary, a new value (never a
+    // reference to the temporary, which a coroutine frame may outlive).
+
+    /// Sets stdin_data.
+    exec_options& with_stdin(std::string data) & { return set(stdin_data, std::move(data)); }
+    /// Sets stdin_data.
+    exec_options with_stdin(std::string data) && { return std::move(with_stdin(std::move(data))); }
+    /// Sets stdin_fd.
+    exec_options& with_stdin_fd(int fd) & { return set(stdin_fd, fd); }
+    /// Sets stdin_fd.
+    exec_options with_stdin_fd(int fd) && { return std::move(with_stdin_fd(fd)); }
+    /// Sets on_output.
+    exec_options& with_output(output_callback f) & { return set(on_output, std::move(f)); }
+    /// Sets on_output.
+    exec_options with_output(output_callback f) && { return std::move(with_output(std::move(f))); }
+    /// Sets cwd.
+    exec_options& with_cwd(std::filesystem::path dir) & { return set(cwd, std::move(dir)); }
+    /// Sets cwd.
+    exec_options with_cwd(std::filesystem::path dir) && { return std::move(with_cwd(std::move(dir))); }
+    /// Adds one variable to env (or replaces the one of that name added before).
+    exec_options& with_env(std::string name, std::string value) &
+    {
+        for (auto& [n, v] : env)
+            if (n == name) return set(v, std::move(value));
+        env.emplace_back(std::move(name), std::move(value));
+        return *this;
+    }
+    /// Adds one variable to env (or replaces the one of that name added before).
+    exec_options with_env(std::string name, std::string value) &&
+    {
+        return std::move(with_env(std::move(name), std::move(value)));
+    }
+    /// Sets timeout.
+    exec_options& with_timeout(std::chrono::milliseconds t) & { return set(timeout, t); }
+    /// Sets timeout.
+    exec_options with_timeout(std::chrono::milliseconds t) && { return std::move(with_timeout(t)); }
+    /// Sets on_launch.
+    exec_options& with_on_launch(std::function<void(const launch_preview&)> f) &
+    {
+        return set(on_launch, std::move(f));
+    }
+    /// Sets on_launch.
+    exec_options with_on_launch(std::function<void(const launch_preview&)> f) &&
+    {
+        return std::move(with_on_launch(std::move(f)));
+    }
 
     /// Written to the command's stdin, then EOF; none: stdin is at EOF at once.
     std::optional<std::string> stdin_data;
@@ -54,6 +106,14 @@ struct exec_options {
     /// Called once, just before the spawn, with what is started (for logs, `sandbox-run -v`).
     /// What it throws ends the execution before anything starts, with that exception.
     std::function<void(const launch_preview&)> on_launch;
+
+private:
+    template <typename Member, typename Value>
+    exec_options& set(Member& m, Value&& v)
+    {
+        m = std::forward<Value>(v);
+        return *this;
+    }
 };
 
 }  // namespace sandbox

@@ -92,10 +92,9 @@ BOOST_AUTO_TEST_CASE(deferred_use_awaitable_and_as_tuple)
         BOOST_CHECK(a.out == "deferred\n");
         exec_result b = co_await async_execute(*r, echo_awaitable, none, asio::use_awaitable);
         BOOST_CHECK(b.out == "awaitable\n");
-        // (no structured binding of a co_await: g++ 12 rejects it)
-        auto t = co_await async_execute(*r, exit3, none, asio::as_tuple(asio::use_awaitable));
-        BOOST_CHECK(!std::get<0>(t));  // a non-zero exit is a result
-        BOOST_CHECK(std::get<1>(t).exit_code == 3);
+        auto [ec, three] = co_await async_execute(*r, exit3, none, asio::as_tuple(asio::use_awaitable));
+        BOOST_CHECK(!ec);  // a non-zero exit is a result
+        BOOST_CHECK(three.exit_code == 3);
         exec_options bad;
         bad.cwd = "/etc";
         auto t2 = co_await async_execute(*r, just_true, bad, asio::as_tuple(asio::use_awaitable));
@@ -356,6 +355,42 @@ BOOST_AUTO_TEST_CASE(timeout_replaces_the_policys_and_no_timeout_means_none)
     BOOST_TEST(seconds(cut.duration) < 3.0);
     // The policy itself may say no timeout.
     BOOST_TEST(execution_policy::defaults().with_timeout(no_timeout).timeout() == no_timeout);
+}
+
+// The setters read as designated initializers would, and a temporary chained inside co_await
+// (where g++ 12 frees an aggregate temporary twice) runs cleanly, under the sanitizers too.
+BOOST_AUTO_TEST_CASE(exec_options_chain_on_a_temporary_inside_co_await)
+{
+    temp_dir dir;
+    std::filesystem::create_directory(dir.path / "sub");
+    policy = execution_policy::in(dir.path).with_timeout(std::chrono::seconds(10));
+    auto r = runner();
+    asio::io_context ctx;
+    std::string seen, launched;
+    const auto got = run_coro(ctx, [&]() -> asio::awaitable<exec_result> {
+        std::vector<std::string> argv{"sh", "-c", "read x; echo $A $B $x; pwd -P; sleep 5"};
+        co_return co_await r->execute(std::move(argv),
+                                      exec_options()
+                                          .with_cwd("sub")
+                                          .with_env("A", "one")
+                                          .with_env("B", "two")
+                                          .with_env("A", "uno")
+                                          .with_stdin("three\n")
+                                          .with_timeout(std::chrono::milliseconds(1500))
+                                          .with_output([&](stream_kind, std::string_view c) { seen += c; })
+                                          .with_on_launch([&](const launch_preview& p) { launched = p.argv.front(); }));
+    }());
+    BOOST_TEST(got.timed_out);  // the option's 1.5 s, not the policy's 10 s
+    BOOST_TEST(seconds(got.duration) < 5.0);
+    BOOST_TEST(got.out == "uno two three\n" + std::filesystem::canonical(dir.path / "sub").string() + "\n");
+    BOOST_TEST(seen == got.out);
+    BOOST_TEST(launched == "sh");
+    // On a named object the setters change it in place.
+    exec_options named;
+    named.with_cwd("sub").with_stdin_fd(0).with_env("A", "1");
+    BOOST_TEST(named.cwd == "sub");
+    BOOST_TEST(named.stdin_fd == 0);
+    BOOST_TEST((named.env == env_list{{"A", "1"}}));
 }
 
 BOOST_AUTO_TEST_CASE(start_takes_the_options_too)
