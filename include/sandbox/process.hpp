@@ -39,19 +39,22 @@ struct process_state;
 ///
 /// \par Thread safety
 /// One write and one read may be outstanding at a time (as with an Asio socket);
-/// stderr_tail(), running(), kill() and wait() may be called from any thread.
+/// stderr_tail(), running(), the signalling calls and the waits may be called from any thread.
 class SANDBOX_DECL process {
 public:
     /// The type of get_executor().
     using executor_type = asio::any_io_executor;
     /// The signature of async_read_some and async_write_some.
     using io_signature = void(boost::system::error_code, std::size_t);
+    /// The signature of async_wait: the result of wait(), or why there is none
+    /// (operation_aborted when cancelled, bad_descriptor on an empty process).
+    using wait_signature = void(boost::system::error_code, exec_result);
 
     /// How much of stderr is kept.
     static constexpr std::size_t stderr_tail_bytes = 64 * 1024;
 
     /// An empty process, holding no command (as one moved from): running() is false, pid()
-    /// 0, kill() does nothing, and reads, writes and wait() fail with bad_descriptor.
+    /// -1, the signalling calls do nothing, and reads, writes and wait() fail with bad_descriptor.
     process() noexcept = default;
     /// Made by command_runner::start(); the state is the library's own.
     explicit process(std::shared_ptr<detail::process_state> state) noexcept;
@@ -65,7 +68,7 @@ public:
     ~process();
 
     /// The process started on the host: the command on the host driver, the launcher (bwrap,
-    /// firejail, the engine client) on the others. Unchanged after the end; 0 when empty.
+    /// firejail, the engine client) on the others. Unchanged after the end; -1 when empty.
     pid_t pid() const noexcept;
 
     /// The executor of its pipes: a strand of the executor start() was given.
@@ -134,7 +137,33 @@ public:
     /// (stdout belongs to the reader, so `out` is empty).
     asio::awaitable<exec_result> wait();
 
-    /// Ends the whole tree with SIGKILL. Idempotent; harmless after the end.
+    /// wait() with any completion token (a callback, use_future, deferred for
+    /// parallel_group), completing on the handler's associated executor. Cancellable through
+    /// the handler's cancellation slot (terminal, partial or total): the wait ends with
+    /// operation_aborted, the command runs on. The operation holds what it needs: it stays
+    /// valid when this object is moved.
+    template <typename WaitToken>
+    auto async_wait(WaitToken&& token)
+    {
+        return asio::async_initiate<WaitToken, wait_signature>(
+            [](auto handler, std::shared_ptr<detail::process_state> st) {
+                start_wait(std::move(st), asio::any_completion_handler<wait_signature>(std::move(handler)));
+            },
+            token, state_);
+    }
+    /// async_wait() with asio::deferred.
+    auto async_wait() { return async_wait(asio::deferred); }
+
+    /// SIGINT to the whole tree, as Ctrl-C in a terminal would send.
+    void interrupt() noexcept;
+    /// SIGTERM to the whole tree: asks the command to exit (its TERM trap runs). Where the
+    /// launcher only stops on SIGKILL (docker's client, srun), the engine or the scheduler
+    /// stops the command instead: TERM, then KILL after driver_options::kill_grace.
+    void request_exit() noexcept;
+    /// SIGKILL to the whole tree; the same as kill().
+    void terminate() noexcept;
+    /// Ends the whole tree with SIGKILL. All four are idempotent, harmless after the end and
+    /// on an empty process.
     void kill() noexcept;
 
 private:
@@ -151,6 +180,9 @@ private:
                                 asio::any_completion_handler<io_signature> handler);
     static void start_write_some(const std::shared_ptr<detail::process_state>& st, asio::const_buffer buffer,
                                  asio::any_completion_handler<io_signature> handler);
+    static void start_wait(std::shared_ptr<detail::process_state> st,
+                           asio::any_completion_handler<wait_signature> handler);
+    static asio::awaitable<exec_result> wait_on(std::shared_ptr<detail::process_state> st);
 
     std::shared_ptr<detail::process_state> state_;
 };

@@ -6,7 +6,10 @@
 #include <sandbox/process.hpp>
 
 #include <boost/asio/append.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read_until.hpp>
@@ -17,6 +20,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <cstring>
@@ -40,7 +44,7 @@ process::~process()
 
 pid_t process::pid() const noexcept
 {
-    if (!state_) return 0;
+    if (!state_) return -1;
     std::lock_guard lock(state_->mutex);
     return state_->child.pid();
 }
@@ -151,9 +155,12 @@ bool process::running() const noexcept
     return state_->child && !state_->child.reaped();
 }
 
-asio::awaitable<exec_result> process::wait()
+// The state is taken now, not when the awaitable first runs: the process object may have
+// been moved or destroyed by then.
+asio::awaitable<exec_result> process::wait() { return wait_on(state_); }
+
+asio::awaitable<exec_result> process::wait_on(std::shared_ptr<detail::process_state> st)
 {
-    auto st = state_;
     if (!st) refuse_empty("wait");
     auto w = std::make_shared<detail::process_state::waiter>(co_await asio::this_coro::executor);
     // However this frame ends (cancelled, or destroyed with its io_context), nothing is sent
@@ -181,6 +188,44 @@ asio::awaitable<exec_result> process::wait()
     r.err = copy.take();
     co_return r;
 }
+
+void process::start_wait(std::shared_ptr<detail::process_state> st, asio::any_completion_handler<wait_signature> handler)
+{
+    if (!st) {
+        asio::post(asio::system_executor(),
+                   asio::append(std::move(handler), boost::system::error_code(asio::error::bad_descriptor), exec_result{}));
+        return;
+    }
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    auto strand = st->strand;
+    asio::co_spawn(std::move(strand), wait_on(std::move(st)),
+                   asio::bind_cancellation_slot(slot, [h = std::move(handler)](std::exception_ptr e, exec_result r) mutable {
+                       boost::system::error_code ec;
+                       if (e) {
+                           try {
+                               std::rethrow_exception(e);
+                           } catch (const boost::system::system_error& x) {
+                               ec = x.code();
+                           } catch (...) {
+                               ec = asio::error::fault;
+                           }
+                       }
+                       // On the handler's associated executor.
+                       asio::dispatch(asio::append(std::move(h), ec, std::move(r)));
+                   }));
+}
+
+void process::interrupt() noexcept
+{
+    if (state_) state_->signal_tree(SIGINT);
+}
+
+void process::request_exit() noexcept
+{
+    if (state_) state_->signal_tree(SIGTERM);
+}
+
+void process::terminate() noexcept { kill(); }
 
 void process::kill() noexcept
 {

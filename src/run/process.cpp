@@ -118,6 +118,13 @@ void process_state::kill_tree() noexcept
     child.signal_tree(SIGKILL);  // the exit watch then reaps and cleans up
 }
 
+void process_state::signal_tree(int sig) noexcept
+{
+    if (sig == SIGKILL || plan.sigkill_only) return kill_tree();
+    std::lock_guard lock(mutex);
+    if (child && !child.reaped() && !finished) child.signal_tree(sig);
+}
+
 void process_state::shut_down(bool last_reference) noexcept
 {
     launch_plan parts;

@@ -72,6 +72,9 @@ struct process_state : std::enable_shared_from_this<process_state> {
     void maybe_finish();
     static void wake(std::shared_ptr<waiter> w);
     void kill_tree() noexcept;
+    /// `sig` to the tree while it runs; SIGKILL where the launcher takes no other
+    /// (sigkill_only), whose cleanup then stops the command gracefully.
+    void signal_tree(int sig) noexcept;
     /// Under the mutex: the cleanup parts of the plan, once.
     launch_plan take_cleanup();
     /// The owner is gone: nothing may outlive it. The tree is killed and reaped here, from

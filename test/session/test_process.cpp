@@ -4,10 +4,13 @@
 #include "driver_availability.hpp"
 #include "ended_runs.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <boost/test/data/test_case.hpp>
@@ -183,6 +186,109 @@ BOOST_AUTO_TEST_CASE(wait_can_be_cancelled)
     BOOST_TEST(run_coro(f.ctx, p.wait()).term_signal == SIGKILL);
 }
 
+// request_exit() and interrupt() reach the command's traps (the whole tree gets the signal);
+// terminate() is SIGKILL; all are harmless after the end.
+BOOST_AUTO_TEST_CASE(request_exit_and_interrupt_run_the_commands_traps)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    const std::string script = "trap 'echo term; exit 3' TERM; trap 'echo int; exit 4' INT; echo ready; "
+                               "while :; do sleep 0.05; done";
+    struct signalled {
+        void (process::*send)() noexcept;
+        std::optional<std::string> said;
+        int exit_code;
+        int term_signal;
+    };
+    for (const auto& s : {signalled{&process::request_exit, "term", 3, 0}, signalled{&process::interrupt, "int", 4, 0},
+                          signalled{&process::terminate, std::nullopt, 128 + SIGKILL, SIGKILL}}) {
+        auto p = f.start(*r, {"sh", "-c", script});
+        BOOST_REQUIRE((run_coro(f.ctx, p.read_line()) == std::optional<std::string>("ready")));
+        (p.*s.send)();
+        BOOST_TEST((run_coro(f.ctx, p.read_line()) == s.said));
+        const auto end = run_coro(f.ctx, p.wait());
+        BOOST_TEST(end.exit_code == s.exit_code);
+        BOOST_TEST(end.term_signal == s.term_signal);
+        (p.*s.send)();  // after the end: nothing
+        p.interrupt();
+        BOOST_TEST(run_coro(f.ctx, p.wait()).exit_code == s.exit_code);
+    }
+    process none;
+    none.interrupt();
+    none.request_exit();
+    none.terminate();
+}
+
+// async_wait() takes any token, can be cancelled without ending the command, and stays valid
+// when the process object is moved.
+BOOST_AUTO_TEST_CASE(async_wait_takes_any_completion_token)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    // A callback, on the executor bound to it.
+    auto p = f.start(*r, {"sh", "-c", "exit 5"});
+    auto other = asio::make_strand(f.ctx);
+    boost::system::error_code ec;
+    exec_result got;
+    bool on_strand = false;
+    p.async_wait(asio::bind_executor(other, [&](boost::system::error_code e, exec_result res) {
+        on_strand = other.running_in_this_thread();
+        ec = e;
+        got = std::move(res);
+    }));
+    f.ctx.restart();
+    f.ctx.run();
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST(got.exit_code == 5);
+    BOOST_TEST(on_strand);
+
+    // Deferred, started after the object moved: the operation holds the state.
+    auto q = f.start(*r, {"sh", "-c", "exit 6"});
+    auto op = q.async_wait();
+    process moved = std::move(q);
+    std::move(op)([&](boost::system::error_code e, exec_result res) {
+        ec = e;
+        got = std::move(res);
+    });
+    f.ctx.restart();
+    f.ctx.run();
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST(got.exit_code == 6);
+
+    // Cancelled through the slot: the wait ends, the command does not.
+    auto s = f.start(*r, {"sleep", "30"});
+    asio::cancellation_signal cancel;
+    ec = {};
+    bool done = false;
+    s.async_wait(asio::bind_cancellation_slot(cancel.slot(), [&](boost::system::error_code e, exec_result) {
+        ec = e;
+        done = true;
+    }));
+    asio::steady_timer t(f.ctx, 100ms);
+    t.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    f.ctx.restart();
+    f.ctx.run_for(5s);
+    BOOST_TEST(done);
+    BOOST_TEST(ec == asio::error::operation_aborted);
+    BOOST_TEST(s.running());
+    s.terminate();
+    BOOST_TEST(run_coro(f.ctx, s.wait()).term_signal == SIGKILL);
+
+    // An empty process: bad_descriptor, never inline.
+    process none;
+    done = false;
+    none.async_wait([&](boost::system::error_code e, exec_result) {
+        ec = e;
+        done = true;
+    });
+    BOOST_TEST(!done);
+    f.ctx.restart();
+    f.ctx.run();
+    std::this_thread::sleep_for(50ms);  // posted through the system executor
+    BOOST_TEST(done);
+    BOOST_TEST(ec == asio::error::bad_descriptor);
+}
+
 // A handle dropped (or assigned over) while another coroutine waits: the waiter learns the
 // process was killed, not that it exited cleanly.
 BOOST_AUTO_TEST_CASE(a_wait_outliving_the_handle_sees_the_kill)
@@ -249,7 +355,7 @@ BOOST_AUTO_TEST_CASE(an_empty_or_moved_from_process_answers_and_a_deferred_read_
     auto r = f.runner(driver::host);
     process none;
     BOOST_TEST(!none.running());
-    BOOST_TEST(none.pid() == 0);
+    BOOST_TEST(none.pid() == -1);
     none.kill();
     none.close_stdin();
     BOOST_TEST(none.stderr_tail().empty());
@@ -259,7 +365,7 @@ BOOST_AUTO_TEST_CASE(an_empty_or_moved_from_process_answers_and_a_deferred_read_
     auto deferred_read = p.async_read_some(asio::buffer(buf));
     process q = std::move(p);
     BOOST_TEST(!p.running());  // NOLINT(bugprone-use-after-move): what is tested
-    BOOST_TEST(p.pid() == 0);
+    BOOST_TEST(p.pid() == -1);
     p.kill();
     BOOST_CHECK_EXCEPTION(run_coro(f.ctx, p.wait()), boost::system::system_error,
                           [](const boost::system::system_error& e) { return e.code() == asio::error::bad_descriptor; });
