@@ -262,6 +262,9 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
     launch_plan plan;
     plan.argv = firejail_argv(s, ctx.policy, args);
     plan.limits = firejail_confinement(s);
+    // Through the spawn helper even with nothing to confine: firejail, set-id, has no
+    // parent-death signal, and the helper ends it if this process is SIGKILLed.
+    plan.through_helper = true;
     plan.env = env_strings(s.env);  // firejail hands its environment to the command
     return plan;
 }

@@ -57,6 +57,16 @@ namespace {
 
 constexpr int control_fd = 3;
 
+// The children still running, each with a pidfd (CLONE_PIDFD): when the library's process
+// ends, the helper kills them (a set-id launcher such as firejail has no parent-death
+// signal, and a command may have none), then has their runs swept. A pidfd turns readable
+// when its child ends; the helper then forgets it.
+struct running_child {
+    pid_t pid;
+    int pidfd;
+};
+std::vector<running_child> children;
+
 // ---- the child: from the fork to the exec -------------------------------------------------
 
 // Everything the child needs, made before the fork: after it, only system calls.
@@ -355,11 +365,17 @@ bool handle_request()
     for (auto& e : p.req.env) p.envp.push_back(e.data());
     p.envp.push_back(nullptr);
 
-    // A fork whose parent is the library: it reaps the child and holds its pidfd.
-    const long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, 0);
+    // A fork whose parent is the library: it reaps the child and holds its pidfd. The helper
+    // keeps a pidfd of its own, to end the child if the library ends first.
+    int pidfd = -1;
+    const long pid = ::syscall(SYS_clone, CLONE_PARENT | CLONE_PIDFD | SIGCHLD, nullptr, &pidfd, nullptr, 0);
     if (pid == 0) child_main(p);
     if (pid < 0) answer(p.reply, -1, wire::step::fork, errno);
     else answer(p.reply, static_cast<pid_t>(pid));
+    if (pid > 0 && pidfd >= 0) {
+        ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+        children.push_back({static_cast<pid_t>(pid), pidfd});
+    }
     close_all(fds);
     return true;
 }
@@ -496,6 +512,35 @@ bool library_ended(long parent)
     return false;
 }
 
+// The library has ended: whatever it started through here and still runs goes, with its
+// process group (the launcher's whole tree: firejail's sandbox dies with firejail).
+void end_children()
+{
+    for (const auto& c : children) {
+        pollfd p{c.pidfd, POLLIN, 0};
+        if (::poll(&p, 1, 0) == 0) {  // still running, so its pid and group are its own
+            ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0);
+            ::kill(-c.pid, SIGKILL);
+        }
+        ::close(c.pidfd);
+    }
+    children.clear();
+}
+
+// Forgets the children that have ended.
+void forget_ended(const std::vector<pollfd>& polled)
+{
+    for (std::size_t i = 1; i < polled.size(); ++i) {
+        if (!(polled[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        for (auto it = children.begin(); it != children.end(); ++it)
+            if (it->pidfd == polled[i].fd) {
+                ::close(it->pidfd);
+                children.erase(it);
+                break;
+            }
+    }
+}
+
 // Runs the sweep of what the library's runs left (sandbox-sweep), in a session of its own,
 // and does not wait for it.
 void start_sweeper(const char* sweeper)
@@ -534,14 +579,22 @@ int main(int argc, char** argv)
     ::signal(SIGPIPE, SIG_IGN);
     ::fcntl(control_fd, F_SETFD, FD_CLOEXEC);
     ::prctl(PR_SET_NAME, "sandbox-spawn", 0, 0, 0);
+    std::vector<pollfd> polled;
     for (;;) {
-        pollfd fd{control_fd, POLLIN, 0};
-        if (::poll(&fd, 1, -1) < 0) {
+        polled.assign(1, pollfd{control_fd, POLLIN, 0});
+        for (const auto& c : children) polled.push_back(pollfd{c.pidfd, POLLIN, 0});
+        if (::poll(polled.data(), polled.size(), -1) < 0) {
             if (errno == EINTR) continue;
             return 1;
         }
-        if (((fd.revents & (POLLHUP | POLLERR)) && !(fd.revents & POLLIN)) || !handle_request()) break;
+        forget_ended(polled);
+        const auto control = polled.front().revents;
+        if (!control) continue;
+        if (((control & (POLLHUP | POLLERR)) && !(control & POLLIN)) || !handle_request()) break;
     }
-    if (sweeper && library_ended(parent)) start_sweeper(sweeper);
+    if (library_ended(parent)) {
+        end_children();
+        if (sweeper) start_sweeper(sweeper);
+    }
     return 0;
 }
