@@ -66,6 +66,7 @@ struct running_child {
     int pidfd;
 };
 std::vector<running_child> children;
+std::size_t max_tracked = 4096;
 
 // ---- the child: from the fork to the exec -------------------------------------------------
 
@@ -367,8 +368,16 @@ bool handle_request()
 
     // A fork whose parent is the library: it reaps the child and holds its pidfd. The helper
     // keeps a pidfd of its own, to end the child if the library ends first.
+    // Past max_tracked, or out of descriptors for the pidfd (thousands of runs at once): the
+    // child all the same, which then has only its parent-death signal and the sweep.
     int pidfd = -1;
-    const long pid = ::syscall(SYS_clone, CLONE_PARENT | CLONE_PIDFD | SIGCHLD, nullptr, &pidfd, nullptr, 0);
+    const bool track = children.size() < max_tracked;
+    long pid = ::syscall(SYS_clone, CLONE_PARENT | (track ? CLONE_PIDFD : 0) | SIGCHLD, nullptr,
+                         track ? &pidfd : nullptr, nullptr, 0);
+    if (pid < 0 && track && (errno == EMFILE || errno == ENFILE)) {
+        pidfd = -1;
+        pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, 0);
+    }
     if (pid == 0) child_main(p);
     if (pid < 0) answer(p.reply, -1, wire::step::fork, errno);
     else answer(p.reply, static_cast<pid_t>(pid));
@@ -579,6 +588,11 @@ int main(int argc, char** argv)
     ::signal(SIGPIPE, SIG_IGN);
     ::fcntl(control_fd, F_SETFD, FD_CLOEXEC);
     ::prctl(PR_SET_NAME, "sandbox-spawn", 0, 0, 0);
+    // A pidfd per running child, up to half the descriptors this process may have: the rest
+    // stay free for the requests' own (its children inherit its limit, so it keeps it).
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+        max_tracked = static_cast<std::size_t>(files.rlim_cur / 2);
     std::vector<pollfd> polled;
     for (;;) {
         polled.assign(1, pollfd{control_fd, POLLIN, 0});
