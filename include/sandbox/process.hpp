@@ -182,7 +182,6 @@ private:
                                  asio::any_completion_handler<io_signature> handler);
     static void start_wait(std::shared_ptr<detail::process_state> st,
                            asio::any_completion_handler<wait_signature> handler);
-    static asio::awaitable<exec_result> wait_on(std::shared_ptr<detail::process_state> st);
 
     std::shared_ptr<detail::process_state> state_;
 };

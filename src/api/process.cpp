@@ -155,11 +155,8 @@ bool process::running() const noexcept
     return state_->child && !state_->child.reaped();
 }
 
-// The state is taken now, not when the awaitable first runs: the process object may have
-// been moved or destroyed by then.
-asio::awaitable<exec_result> process::wait() { return wait_on(state_); }
-
-asio::awaitable<exec_result> process::wait_on(std::shared_ptr<detail::process_state> st)
+namespace {
+asio::awaitable<exec_result> wait_on(std::shared_ptr<detail::process_state> st)
 {
     if (!st) refuse_empty("wait");
     auto w = std::make_shared<detail::process_state::waiter>(co_await asio::this_coro::executor);
@@ -188,6 +185,11 @@ asio::awaitable<exec_result> process::wait_on(std::shared_ptr<detail::process_st
     r.err = copy.take();
     co_return r;
 }
+}  // namespace
+
+// The state is taken now, not when the awaitable first runs: the process object may have
+// been moved or destroyed by then.
+asio::awaitable<exec_result> process::wait() { return wait_on(state_); }
 
 void process::start_wait(std::shared_ptr<detail::process_state> st, asio::any_completion_handler<wait_signature> handler)
 {

@@ -20,6 +20,8 @@ set(allowed_detail_symbols
     # process's async_read_some and async_write_some start their operation on the state
     # they hold, so that an operation survives a move of the process (process.hpp).
     "sandbox::process::start_(read|write)_some\\(std::shared_ptr<sandbox::detail::process_state> const&, .*\\)"
+    # ... and async_wait its wait, for the same reason (process.hpp).
+    "sandbox::process::start_wait\\(std::shared_ptr<sandbox::detail::process_state>, .*\\)"
     # process is made by the library from its state, which users never see but which the
     # constructor's signature names (process.hpp).
     "sandbox::process::process\\(std::shared_ptr<sandbox::detail::process_state>\\)")
