@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace sandbox::detail {
 
 namespace {
@@ -49,7 +51,7 @@ confinement bubblewrap_confinement(const sandbox_setup& s)
 {
     auto c = launch_confinement(s);
     if (!s.work_alias.empty()) c.mounts.push_back({.source = s.work_dir.string(), .target = s.work_alias.string()});
-    for (const auto& [staged, host] : s.idmapped_binds) c.mounts.push_back({.source = staged, .target = host});
+    for (const auto& [staged, host] : s.idmapped_binds) c.mounts.push_back(bind_onto(s, staged, host));
     c.private_mounts = !c.mounts.empty();
     return c;
 }
@@ -78,7 +80,16 @@ std::vector<std::string> bubblewrap_argv(const sandbox_setup& s, const execution
             a.insert(a.end(), {"--ro-bind-try", f, f});
     if (s.work_tmpfs) a.insert(a.end(), {"--size", std::to_string(s.disk_bytes), "--perms", "0700", "--tmpfs", "/work"});
     else a.insert(a.end(), {"--bind", (s.work_alias.empty() ? s.work_dir : s.work_alias).string(), "/work"});
-    for (const auto& m : s.mounts) a.insert(a.end(), {m.read_only() ? "--ro-bind" : "--bind", m.host, m.container});
+    // From their pins (pass_fds): bwrap checks that what it mounted is the pinned directory.
+    for (std::size_t i = 0; i < s.mounts.size(); ++i) {
+        const auto& m = s.mounts[i];
+        const auto passed = i < s.pins.size() ? std::find(s.pass_fds.begin(), s.pass_fds.end(), s.pins[i].fd) : s.pass_fds.end();
+        if (passed == s.pass_fds.end())
+            a.insert(a.end(), {m.read_only() ? "--ro-bind" : "--bind", m.host, m.container});
+        else
+            a.insert(a.end(), {m.read_only() ? "--ro-bind-fd" : "--bind-fd",
+                               std::to_string(3 + (passed - s.pass_fds.begin())), m.container});
+    }
     if (!s.warm_stub.empty()) a.insert(a.end(), {"--ro-bind", s.warm_stub, warm_stub_inside});
     // After the binds, which create their mount points in the root tmpfs.
     a.insert(a.end(), {"--remount-ro", "/", "--chdir", s.cwd.empty() ? std::string("/work") : "/work/" + s.cwd.string(), "--"});
@@ -98,7 +109,16 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
         fail_launch(ctx, "cannot make the seccomp filter: " + why,
                     err ? boost::system::error_code(err, boost::system::system_category()) : errc::driver_unavailable);
     }
-    s.pass_fds = {program.get()};
+    // bwrap runs as s.uid under a root caller and finds a pinned path again by its name.
+    if (s.drop_to_uid)
+        for (const auto& m : s.mounts)
+            if (auto blocked = first_unsearchable(std::filesystem::path(m.host).parent_path(), s.uid, s.gid); !blocked.empty())
+                fail_launch(ctx, std::string(m.read_only() ? "readable path " : "writable path ") + m.host +
+                                     " is not reachable for uid " + std::to_string(s.uid) + ", which bwrap runs as (" +
+                                     blocked.string() + " is not searchable by it)",
+                            make_error_code(boost::system::errc::permission_denied));
+    s.pass_fds = {program.get()};  // bwrap --seccomp 3
+    for (const auto& pin : s.pins) s.pass_fds.push_back(pin.fd);
     res.fds.push_back(std::move(program));
 }
 

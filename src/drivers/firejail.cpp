@@ -141,7 +141,7 @@ confinement firejail_confinement(const sandbox_setup& s)
         std::string from = m.host;
         for (const auto& [staged, host] : s.idmapped_binds)
             if (host == m.host) from = staged;
-        c.mounts.push_back({.source = from, .target = m.host});
+        c.mounts.push_back(bind_onto(s, from, m.host));
     }
     return c;
 }

@@ -13,6 +13,7 @@
 #include "sys/syscall_rules.hpp"
 #include <sandbox/errors.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -69,6 +70,17 @@ confinement launch_confinement(const sandbox_setup& s)
     return c;
 }
 
+mount_step bind_onto(const sandbox_setup& s, std::string source, const std::string& target)
+{
+    mount_step m{.source = std::move(source), .target = target};
+    for (std::size_t i = 0; i < s.mounts.size() && i < s.pins.size(); ++i)
+        if (s.mounts[i].host == target) {
+            m.dev = s.pins[i].dev;
+            m.ino = s.pins[i].ino;
+        }
+    return m;
+}
+
 bool cgroups_usable()
 {
     static const bool usable = [] {
@@ -113,26 +125,62 @@ std::string engine_error_line(const std::string& err)
 
 namespace {
 
+// Every path the run mounts, held open as it is now: its real path was checked to have no
+// symbolic link, so one met on the way now is a component swapped since (a directory
+// replaced by a link elsewhere), and the launch is refused. Whatever is mounted or ruled for
+// the path from here on is made from the descriptor, or checked against it.
+void pin_mounts(const driver_context& ctx, sandbox_setup& s, run_resources& res)
+{
+    s.pins.clear();
+    for (const auto& m : s.mounts) {
+        std::string why;
+        auto pinned = open_pinned(m.host, why);
+        if (!pinned.fd)
+            fail_launch(ctx, std::string(m.read_only() ? "readable path " : "writable path ") + m.host + " " + why,
+                        make_error_code(boost::system::errc::invalid_argument));
+        s.pins.push_back({pinned.fd.get(), pinned.dev, pinned.ino});
+        res.fds.push_back(std::move(pinned.fd));
+    }
+}
+
 // Under a root caller the command runs as s.uid, so a writable path it does not own is
 // shown to it through an idmapped mount: the owner appears as s.uid, and what the command
 // creates there stays the owner's on the host (the path's owner and mode never change).
 // The mount is attached below the run's record (0700); the driver binds it from there and,
 // as the owner may be root, keeps the command from making set-id files (its prepare step).
-void idmap_writable_paths(const driver_context& ctx, sandbox_setup& s, run_resources& res)
+// The engines get every other path from below the record too, as a copy of its mount made
+// from its pin: an engine resolves a path it is given by itself, later, and would follow a
+// link swapped in meanwhile.
+void stage_mounts(const driver_context& ctx, sandbox_setup& s, run_resources& res)
 {
-    for (auto& m : s.mounts) {
+    for (std::size_t i = 0; i < s.mounts.size(); ++i) {
+        auto& m = s.mounts[i];
+        const int pin = s.pins.at(i).fd;
         struct stat st {};
-        if (m.read_only() || ::stat(m.host.c_str(), &st) != 0 || st.st_uid == s.uid) continue;  // missing: the tool says so
-        const auto writable = [&] { return "writable path " + m.host + " (owned by uid " + std::to_string(st.st_uid) + ")"; };
-        if (!S_ISDIR(st.st_mode))
-            fail_launch(ctx, writable() + " is not a directory: as root, only a directory can be made writable for uid " +
-                                 std::to_string(s.uid) + ", which the command runs as",
-                        make_error_code(boost::system::errc::invalid_argument));
+        if (::fstat(pin, &st) != 0)
+            fail_launch(ctx, "cannot stat " + m.host + ": " + std::error_code(errno, std::system_category()).message());
+        const bool idmap = !m.read_only() && st.st_uid != s.uid;
+        if (!idmap && !ctx.spec.container) continue;
         const auto staged = res.record.dir() / ("rw" + std::to_string(res.idmapped++));
-        if (::mkdir(staged.c_str(), 0700) != 0)
+        if (!S_ISDIR(st.st_mode)) {
+            if (idmap)
+                fail_launch(ctx, "writable path " + m.host + " (owned by uid " + std::to_string(st.st_uid) +
+                                     ") is not a directory: as root, only a directory can be made writable for uid " +
+                                     std::to_string(s.uid) + ", which the command runs as",
+                            make_error_code(boost::system::errc::invalid_argument));
+            if (const int f = ::open(staged.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); f >= 0) ::close(f);
+        } else {
+            (void)::mkdir(staged.c_str(), 0700);
+        }
+        if (::access(staged.c_str(), F_OK) != 0)
             fail_launch(ctx, "cannot create " + staged.string() + ": " + std::error_code(errno, std::system_category()).message());
-        if (auto why = attach_idmapped(m.host, staged, {st.st_uid, st.st_gid}, {s.uid, s.gid}); !why.empty())
-            fail_launch(ctx, writable() + " cannot be made writable for uid " + std::to_string(s.uid) + ": " + why);
+        if (idmap) {
+            if (auto why = attach_idmapped(pin, m.host, staged, {st.st_uid, st.st_gid}, {s.uid, s.gid}); !why.empty())
+                fail_launch(ctx, "writable path " + m.host + " (owned by uid " + std::to_string(st.st_uid) +
+                                     ") cannot be made writable for uid " + std::to_string(s.uid) + ": " + why);
+        } else if (auto why = attach_clone(pin, staged, m.read_only()); !why.empty()) {
+            fail_launch(ctx, (m.read_only() ? "readable path " : "writable path ") + m.host + " cannot be staged: " + why);
+        }
         if (ctx.spec.container) m.host = staged.string();
         else s.idmapped_binds.emplace_back(staged.string(), m.host);
     }
@@ -235,6 +283,13 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res, const exec_
     }
     if (const auto disk = policy.disk_limit_bytes()) bound_disk(ctx, s, res, disk);
     s.mounts = mounts_for(policy, spec.id);
+    if (s.mounts.size() != policy.writable_paths().size() + policy.readable_paths().size()) {
+        // mounts_for skips a path with a problem, which the check above found none of: one
+        // changed since (a component swapped for a link). Never a run without it.
+        check_policy_paths(ctx);
+        fail_launch(ctx, "a readable or writable path changed while the launch was checking it",
+                    make_error_code(boost::system::errc::invalid_argument));
+    }
     for (auto m : options.extra_mounts) {
         if (m.host.find(':') != std::string::npos || m.container.find(':') != std::string::npos)
             fail_launch(ctx, "mount " + m.host + " -> " + m.container + " holds ':'",
@@ -250,7 +305,8 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res, const exec_
                 fail_launch(ctx, "the mount " + m.host + " below a read-only path holds ':', which -v cannot bind read-only",
                             make_error_code(boost::system::errc::invalid_argument));
     }
-    if (ctx.root && !spec.host_mount_namespace) idmap_writable_paths(ctx, s, res);
+    pin_mounts(ctx, s, res);
+    if (ctx.root && !spec.host_mount_namespace) stage_mounts(ctx, s, res);
     s.env = with_extra_env(sandbox_environment(policy), o.env);
     s.syscall_rules = command_rules(ctx);
     if (ctx.warm) s.warm_stub = spawn_helper_path();

@@ -68,7 +68,9 @@ landlock::ruleset_request rules(const sandbox_setup& s, const std::filesystem::p
     req.paths.push_back({"/sys/devices/system/cpu", read_file | read_dir, false});  // the CPU count
     for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
         req.paths.push_back({dev, read_file | write_file, false});
-    for (const auto& m : s.mounts) req.paths.push_back({m.host, m.read_only() ? read_only : read_write, true});
+    for (std::size_t i = 0; i < s.mounts.size(); ++i)
+        req.paths.push_back({s.mounts[i].host, s.mounts[i].read_only() ? read_only : read_write, true,
+                             i < s.pins.size() ? s.pins[i].fd : -1});
     req.paths.push_back({s.work_dir.string(), read_write, true});
     if (!s.warm_stub.empty()) req.paths.push_back({s.warm_stub, read_only & file_rights, true});
     req.paths.push_back({tmp.string(), read_write, true});

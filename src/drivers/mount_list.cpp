@@ -77,7 +77,10 @@ std::vector<mount> mounts_for(const execution_policy& policy, driver d)
         std::size_t index = 0;
         for (const auto& p : paths) {
             if (!mount_path_problem(p).empty()) continue;
-            const auto real = std::filesystem::canonical(p);
+            // The path as named, which the check found to be its real path: resolving it
+            // again would follow a link swapped in since (the launch pins it, refusing one).
+            auto real = std::filesystem::absolute(p).lexically_normal();
+            if (!real.has_filename() && real.has_parent_path() && real != "/") real = real.parent_path();  // "/a/"
             out.push_back({real.string(), same_paths ? real.string() : prefix + std::to_string(index), options});
             ++index;
         }

@@ -24,6 +24,17 @@ namespace sandbox::detail {
 /// containers): bound there read-only.
 inline constexpr const char* warm_stub_inside = "/.sandbox-await";
 
+/// A path of `sandbox_setup::mounts` held open as the launch checked it (sys/mounts.hpp).
+struct pinned_mount {
+    int fd = -1;  ///< O_PATH, owned by run_resources::fds
+    std::uint64_t dev = 0, ino = 0;
+};
+
+struct sandbox_setup;
+
+/// A bind step onto the host path `target` of s.mounts, checked against its pin when there is one.
+mount_step bind_onto(const sandbox_setup& s, std::string source, const std::string& target);
+
 /// Everything prepared for one run of an isolating driver.
 struct sandbox_setup {
     std::string binary;  ///< the tool, an absolute path
@@ -31,6 +42,10 @@ struct sandbox_setup {
     std::filesystem::path work_dir;
     std::filesystem::path cwd;  ///< where the command starts, relative to the work dir ("" for it)
     std::vector<mount> mounts;  ///< mounts_for(policy, driver)
+    /// One per entry of `mounts`, which every mount or rule made for it comes from, so a path
+    /// whose component is swapped after the check cannot move it. Empty: by path (the
+    /// command-line tests).
+    std::vector<pinned_mount> pins;
     env_list env;           ///< the environment inside the sandbox
     uid_t uid = 65534;      ///< the command's user inside (docker, podman, bubblewrap)
     gid_t gid = 65534;

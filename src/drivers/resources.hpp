@@ -23,7 +23,7 @@ struct run_resources {
     std::optional<cgroup_usage> usage;  ///< the command's tree, read before its cgroup goes
     std::filesystem::path cid_file;     ///< docker and podman write the container id here
     bool container_created = false;
-    int idmapped = 0;   ///< writable paths shown through idmapped mounts below the record
+    int idmapped = 0;   ///< paths staged below the record (idmapped, or copies of their mounts)
     std::vector<unique_fd> fds;  ///< handed to the launched program (a Landlock ruleset, a seccomp program)
     std::optional<run_uid> uid;  ///< the run's own uid, held until everything of the run is gone
     run_record record;  ///< for a later sweep, should this process die before release()

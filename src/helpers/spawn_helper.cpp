@@ -22,11 +22,13 @@
 // sanitized: it starts once, and its children run nothing of a sanitizer before the exec.
 #include "run/spawn_wire.hpp"
 #include "sys/landlock.hpp"
+#include "sys/mounts.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/mount.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -166,6 +168,30 @@ void make_parents(const std::string& path)
         (void)::mkdir(path.substr(0, at).c_str(), 0755);
 }
 
+// A bind onto a path the policy names, pinned by the launch: whatever is at the target's
+// path now must be that directory, reached without a symbolic link, and the mount goes onto
+// it through its descriptor. A swap of a component of the path fails the launch.
+void pinned_bind(const mount_step& m, int reply)
+{
+    const int target = sandbox::detail::open_no_symlinks(m.target.c_str());
+    if (target < 0) child_fail(reply, wire::step::mounts, errno, m.target.c_str());
+    struct stat st {};
+    if (::fstat(target, &st) != 0 || st.st_dev != m.dev || st.st_ino != m.ino)
+        child_fail(reply, wire::step::mounts, ESTALE, m.target.c_str());
+    const int tree = m.source == m.target
+                         ? static_cast<int>(::syscall(SYS_open_tree, target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH))
+                         : static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, m.source.c_str(),
+                                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+    if (tree < 0) child_fail(reply, wire::step::mounts, errno, m.source.c_str());
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if (::syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 ||
+        ::syscall(SYS_move_mount, tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+        child_fail(reply, wire::step::mounts, errno, m.target.c_str());
+    ::close(tree);
+    ::close(target);
+}
+
 void mount_steps(const sandbox::detail::confinement& c, int reply)
 {
     if (!c.private_mounts) return;
@@ -174,6 +200,10 @@ void mount_steps(const sandbox::detail::confinement& c, int reply)
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
         child_fail(reply, wire::step::mounts, errno, "private propagation");
     for (const auto& m : c.mounts) {
+        if (m.what == mount_step::kind::bind && m.ino) {
+            pinned_bind(m, reply);
+            continue;
+        }
         if (m.what == mount_step::kind::bind) {
             if (::mount(m.source.c_str(), m.target.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
                 ::mount(nullptr, m.target.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, nullptr) != 0)

@@ -26,6 +26,10 @@ struct mount_step {
     std::string source, target;
     std::uint64_t size = 0;
     std::vector<std::string> keep;  ///< paths below /tmp that stay visible (opened before /tmp is covered)
+    /// A bind onto a path the policy names: the target as the launch pinned it (sys/mounts.hpp).
+    /// Reached without a symbolic link and checked to be that directory, then mounted on
+    /// through its descriptor, so a component swapped meanwhile moves nothing. 0: by path.
+    std::uint64_t dev = 0, ino = 0;
 };
 
 struct confinement {

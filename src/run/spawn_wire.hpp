@@ -167,6 +167,8 @@ inline std::string encode(const launch& l)
         w.str(m.target);
         w.u64(m.size);
         w.strs(m.keep);
+        w.u64(m.dev);
+        w.u64(m.ino);
     }
     w.u32(c.user ? 1 : 0);
     w.u32(c.user ? c.user->first : 0);
@@ -207,6 +209,8 @@ inline bool decode(std::string_view body, launch& l)
         m.target = r.str();
         m.size = r.u64();
         m.keep = r.strs();
+        m.dev = r.u64();
+        m.ino = r.u64();
         c.mounts.push_back(std::move(m));
     }
     const bool has_user = r.u32() != 0;

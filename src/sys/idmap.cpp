@@ -86,23 +86,23 @@ int mapping_namespace(id_pair owner, id_pair shown, std::string& why)
 
 }  // namespace
 
-std::string attach_idmapped(const std::filesystem::path& source, const std::filesystem::path& target, id_pair owner,
+std::string attach_idmapped(int source, const std::string& name, const std::filesystem::path& target, id_pair owner,
                             id_pair shown)
 {
     std::string why;
     fd_guard ns(mapping_namespace(owner, shown, why));
     if (ns.get() < 0) return "cannot map uid " + std::to_string(owner.uid) + " to " + std::to_string(shown.uid) + ": " + why;
     fd_guard tree(static_cast<int>(
-        ::syscall(SYS_open_tree, AT_FDCWD, source.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW)));
-    if (tree.get() < 0) return "cannot clone the mount of " + source.string() + ": " + errno_text(errno);
+        ::syscall(SYS_open_tree, source, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)));
+    if (tree.get() < 0) return "cannot clone the mount of " + name + ": " + errno_text(errno);
     mount_attr attr{};
     attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     attr.userns_fd = static_cast<__u64>(ns.get());
     if (::syscall(SYS_mount_setattr, tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0)
-        return "cannot idmap " + source.string() + " (its file system may not support idmapped mounts): " +
+        return "cannot idmap " + name + " (its file system may not support idmapped mounts): " +
                errno_text(errno);
     if (::syscall(SYS_move_mount, tree.get(), "", AT_FDCWD, target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
-        return "cannot attach the idmapped " + source.string() + " at " + target.string() + ": " + errno_text(errno);
+        return "cannot attach the idmapped " + name + " at " + target.string() + ": " + errno_text(errno);
     return {};
 }
 

@@ -18,11 +18,11 @@ struct id_pair {
     gid_t gid;
 };
 
-/// Clones the mount of `source` (not its submounts), idmapped so that `owner` appears as
+/// Clones the mount of the directory `source` (a descriptor: see open_pinned; not its submounts), idmapped so that `owner` appears as
 /// `shown` (one id each), nosuid and nodev, and attaches it at `target` (an existing, empty
 /// directory that only root may reach: whoever reaches it writes as the owner). Returns why
-/// not, or empty. Blocking: never on an io thread.
-std::string attach_idmapped(const std::filesystem::path& source, const std::filesystem::path& target, id_pair owner,
+/// not, or empty, `name` naming the source. Blocking: never on an io thread.
+std::string attach_idmapped(int source, const std::string& name, const std::filesystem::path& target, id_pair owner,
                             id_pair shown);
 
 }  // namespace sandbox::detail

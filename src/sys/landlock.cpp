@@ -82,14 +82,15 @@ unique_fd make_ruleset(const ruleset_request& req, std::string& why)
         return {};
     }
     for (const auto& rule : req.paths) {
-        unique_fd dir(::open(rule.path.c_str(), O_PATH | O_CLOEXEC));
+        unique_fd opened(rule.fd < 0 ? ::open(rule.path.c_str(), O_PATH | O_CLOEXEC) : -1);
+        const int dir = rule.fd < 0 ? opened.get() : rule.fd;
         struct stat st {};
-        if (!dir || ::fstat(dir.get(), &st) != 0) {
+        if (dir < 0 || ::fstat(dir, &st) != 0) {
             if (!rule.required && errno == ENOENT) continue;
             why = "cannot open " + rule.path + ": " + errno_text(errno);
             return {};
         }
-        path_beneath_attr pb{rule.access & fs, dir.get()};
+        path_beneath_attr pb{rule.access & fs, dir};
         if (!S_ISDIR(st.st_mode)) pb.allowed_access &= file_rights;
         if (pb.allowed_access == 0) continue;
         if (::syscall(nr_add_rule, ruleset.get(), rule_path_beneath, &pb, 0u) != 0) {

@@ -55,6 +55,7 @@ struct path_rule {
     std::string path;
     std::uint64_t access = 0;
     bool required = true;  ///< false: skipped when missing (a system directory this host lacks)
+    int fd = -1;           ///< the path held open already (O_PATH), used instead of opening it
 };
 
 struct ruleset_request {

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <sandbox/detail/unique_fd.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -22,6 +24,27 @@ bool is_mount_root(const std::filesystem::path& dir) noexcept;
 /// Detaches the mount at `dir` (lazily: it goes once nothing uses it). Never follows a
 /// symlink. Returns false when nothing was mounted there or it could not be detached.
 bool detach_mount(const std::filesystem::path& dir) noexcept;
+
+/// A path the policy names, held open (O_PATH) as it was when the launch checked it. Its
+/// real path has no symbolic link, so one met on the way means a component was swapped
+/// since (a directory replaced by a link elsewhere): the open fails with ELOOP rather than
+/// follow it. Every mount and rule made for the path is made from the descriptor, so a swap
+/// after the open moves nothing.
+struct pinned_path {
+    unique_fd fd;
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+};
+
+/// Opens `path` as pinned_path, or returns an unset descriptor and `why` (errno kept).
+pinned_path open_pinned(const std::string& path, std::string& why);
+
+/// Opens `path` (absolute) without following any symbolic link on the way; -1 and errno on failure.
+int open_no_symlinks(const char* path) noexcept;
+
+/// Attaches a copy of the mount of the pinned directory `fd` (not its submounts) at `target`,
+/// nosuid and nodev, read-only if asked (root only). Returns why not, or empty.
+std::string attach_clone(int fd, const std::filesystem::path& target, bool read_only);
 
 }  // namespace sandbox::detail
 

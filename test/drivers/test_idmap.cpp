@@ -9,6 +9,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <fstream>
+
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,7 +29,10 @@ BOOST_AUTO_TEST_CASE(a_root_owned_directory_is_writable_by_the_sandbox_uid_throu
     scratch_dir host(0755);  // root-owned, 0755: not writable by uid 65534
     scratch_dir stage(0700);
     const auto target = stage.sub("rw0", 0755);
-    const auto why = detail::attach_idmapped(host.path, target, {0, 0}, {65534, 65534});
+    std::string why;
+    const auto pin = detail::open_pinned(host.path.string(), why);
+    BOOST_TEST_REQUIRE(!!pin.fd, why);
+    why = detail::attach_idmapped(pin.fd.get(), host.path.string(), target, {0, 0}, {65534, 65534});
     BOOST_TEST_REQUIRE(why.empty(), why);
     struct stat st {};
     BOOST_TEST(::stat(target.c_str(), &st) == 0);
@@ -47,12 +52,48 @@ BOOST_AUTO_TEST_CASE(a_root_owned_directory_is_writable_by_the_sandbox_uid_throu
     BOOST_TEST(!detail::is_mount_root(target));
 }
 
-BOOST_AUTO_TEST_CASE(a_missing_source_is_named)
+BOOST_AUTO_TEST_CASE(a_path_is_pinned_only_without_a_symbolic_link_on_its_way)
 {
-    if (::geteuid() != 0) return;
-    scratch_dir stage(0700);
-    const auto why = detail::attach_idmapped(stage.path / "missing", stage.sub("t"), {0, 0}, {65534, 65534});
-    BOOST_TEST(why.find(stage.path.string() + "/missing") != std::string::npos, why);
+    scratch_dir dir(0755);
+    const auto real = dir.sub("a", 0755);
+    std::filesystem::create_directory(real / "b");
+    std::string why;
+    BOOST_TEST(!!detail::open_pinned((real / "b").string(), why).fd, why);
+    std::filesystem::create_directory_symlink(real, dir.path / "link");
+    const auto swapped = detail::open_pinned((dir.path / "link" / "b").string(), why);
+    BOOST_TEST(!swapped.fd);
+    BOOST_TEST(why.find("symbolic link") != std::string::npos, why);
+    const auto missing = detail::open_pinned((dir.path / "missing").string(), why);
+    BOOST_TEST(!missing.fd);
+    BOOST_TEST(why.find("No such file") != std::string::npos, why);
+}
+
+// The race the pin closes: a middle component of the path replaced by a link to another
+// directory after the check. What is mounted is still the directory that was checked.
+BOOST_AUTO_TEST_CASE(a_component_swapped_after_the_pin_moves_no_mount)
+{
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("SKIPPED: mounts need a root caller");
+        return;
+    }
+    scratch_dir dir(0755), victim(0755), stage(0700);
+    std::filesystem::create_directories(dir.path / "a" / "b");
+    std::ofstream(dir.path / "a" / "b" / "which") << "checked\n";
+    std::filesystem::create_directories(victim.path / "b");
+    std::ofstream(victim.path / "b" / "which") << "victim\n";
+    std::string why;
+    const auto pin = detail::open_pinned((dir.path / "a" / "b").string(), why);
+    BOOST_TEST_REQUIRE(!!pin.fd, why);
+    std::filesystem::rename(dir.path / "a", dir.path / "moved");
+    std::filesystem::create_directory_symlink(victim.path, dir.path / "a");
+    for (const bool idmapped : {false, true}) {
+        const auto target = stage.sub(idmapped ? "idmapped" : "clone", 0755);
+        why = idmapped ? detail::attach_idmapped(pin.fd.get(), "b", target, {0, 0}, {65534, 65534})
+                       : detail::attach_clone(pin.fd.get(), target, true);
+        BOOST_TEST_REQUIRE(why.empty(), why);
+        BOOST_TEST(read_text(target / "which") == "checked\n");
+        BOOST_TEST(detail::detach_mount(target));
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -844,6 +844,29 @@ BOOST_AUTO_TEST_CASE(bubblewrap_binds_idmapped_writable_paths_first_and_loads_th
     BOOST_TEST(!has(detail::bubblewrap_argv(s, no_net, user_argv), {"--seccomp"}));
 }
 
+// Each path held open since its check (its pin) is bound from that descriptor, which bwrap
+// gets after the seccomp program; the prelude's binds onto a pinned path carry its identity.
+BOOST_AUTO_TEST_CASE(bubblewrap_binds_pinned_paths_from_their_descriptors)
+{
+    auto s = make_setup("/usr/bin/bwrap");
+    s.pins = {{10, 1, 20}, {11, 1, 21}, {12, 1, 22}};
+    s.pass_fds = {9, 10, 11, 12};  // the seccomp program (3), then the pins
+    const auto a = detail::bubblewrap_argv(s, no_net, user_argv);
+    BOOST_TEST_INFO(join(a));
+    BOOST_TEST(has(a, {"--bind-fd", "4", "/mnt/rw0"}));
+    BOOST_TEST(has(a, {"--bind-fd", "5", "/mnt/rw1"}));
+    BOOST_TEST(has(a, {"--ro-bind-fd", "6", "/mnt/ro0"}));
+    BOOST_TEST(!has(a, {"--bind", "/h/rw", "/mnt/rw0"}));
+    s.drop_to_uid = true;
+    s.idmapped_binds = {{"/tmp/r.run/rw0", "/h/rw2"}};
+    const auto c = detail::bubblewrap_confinement(s);
+    BOOST_REQUIRE(c.mounts.size() == 1u);
+    BOOST_TEST((c.mounts[0].dev == 1u && c.mounts[0].ino == 21u));
+    // Without pins (a path by name), the prelude binds by name too.
+    s.pins.clear();
+    BOOST_TEST(detail::bubblewrap_confinement(s).mounts.at(0).ino == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(containers_size_tmp_by_the_disk_limit)
 {
     auto s = make_setup("/usr/bin/docker");
