@@ -13,7 +13,8 @@
 namespace sandbox {
 
 /// How the slurm driver submits an execution. Each one is a job step started with `srun`
-/// (`--ntasks=1`, `--mem` from the memory limit, `--time` as a backstop, `--export=NONE`);
+/// (`--ntasks=1`, `--mem` from the memory limit, `--time` as a backstop, a day without a
+/// timeout; `--export` of the node's policy only);
 /// on the node, `sandbox-run slurm-step` applies the policy with the inner driver and
 /// reports the result. Inside an allocation (SLURM_JOB_ID set, as under salloc or sbatch)
 /// executions are steps of it (`--exact`); outside one, each is a job of its own.
@@ -27,6 +28,10 @@ struct slurm_options {
     /// The sandbox-run the nodes start, at the same path on every node. Empty: the variable
     /// SANDBOX_RUN_BIN, else the one installed with the library, else sandbox-run on PATH.
     std::string node_program;
+    /// srun's --time for an execution without a timeout, so that a job whose runner died
+    /// with its spawn helper (which cancels it otherwise) cannot run forever. 0: no --time
+    /// (the partition's own limit).
+    std::chrono::minutes time_limit_without_timeout{24 * 60};
 };
 
 /// Driver settings that are not policy: which binary and image, and how executions end.

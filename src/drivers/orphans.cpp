@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "drivers/orphans.hpp"
 
+#include "drivers/support.hpp"
 #include "run/offload.hpp"
 #include "run/spawn.hpp"
 #include "sys/cgroup.hpp"
@@ -251,6 +252,24 @@ std::optional<commented_run> parse_run_comment(std::string_view comment)
     r.record_dir = std::string(comment.substr(a + 1, b - a - 1));
     r.record = std::string(comment.substr(b + 1));  // a path may hold spaces: the rest
     return r;
+}
+
+void cancel_slurm_jobs_of_dead_runs(const std::vector<std::string>& env)
+{
+    const auto squeue = find_on_path("squeue"), scancel = find_on_path("scancel");
+    if (squeue.empty() || scancel.empty()) return;
+    const auto listed = engine_output({squeue, "--me", "-h", "-o", "%i %k"}, env, std::chrono::seconds(30));
+    if (!listed) return;
+    std::vector<std::string> cancel{scancel};
+    std::istringstream lines(*listed);
+    for (std::string line; std::getline(lines, line);) {
+        const auto space = line.find(' ');
+        if (space == std::string::npos) continue;
+        const auto run = parse_run_comment(std::string_view(line).substr(space + 1));
+        if (run && run->machine == machine_label() && !record_held(run->record, run->record_dir))
+            cancel.push_back(line.substr(0, space));
+    }
+    if (cancel.size() > 1) (void)engine_output(cancel, env, std::chrono::seconds(30));
 }
 
 bool starter_alive(const labelled_container& c)

@@ -69,6 +69,12 @@ struct commented_run {
 /// The run a comment names, or nullopt when it is not one of run_comment's.
 std::optional<commented_run> parse_run_comment(std::string_view comment);
 
+/// Cancels the Slurm jobs of this machine's runs that died without cancelling them: `squeue
+/// --me` (tools found on PATH) lists the user's jobs with their comments, and a job whose
+/// record nobody holds is `scancel`led. Jobs of other machines, and records this process
+/// cannot judge, are left alone. Each call is bounded to 30 s. Blocking: never on an io thread.
+void cancel_slurm_jobs_of_dead_runs(const std::vector<std::string>& env);
+
 /// The output of an engine's client (`args`, environment `env`), or nullopt when it could
 /// not start or did not end within `bound` (it is killed then, with what it started).
 /// Blocking: never on an io thread.

@@ -17,6 +17,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -94,31 +95,15 @@ exit 1)";
     return {"/bin/sh", "-c", script, "sandbox-slurm-cancel", name, job_id ? job_id : ""};
 }
 
-// The jobs of runs that died without cancelling them (a SIGKILLed runner), cancelled at this
-// process's first launch, on a thread of their own and bounded in time: each job's comment
-// names its run's record, and a record nobody holds belongs to a dead run. Jobs of other
-// machines, and records this process cannot judge, are left alone.
+// The jobs of runs that died without cancelling them (a SIGKILLed runner whose spawn helper
+// died too: the helper's own sweep cancels them at once otherwise), cancelled at this
+// process's first launch, on a thread of their own and bounded in time.
 void cancel_jobs_of_dead_runs(std::vector<std::string> env)
 {
     static std::once_flag once;
     std::call_once(once, [&] {
         try {
-            run_on(worker::engine, [env = std::move(env)] {
-                const auto squeue = find_on_path("squeue"), scancel = find_on_path("scancel");
-                if (squeue.empty() || scancel.empty()) return;
-                const auto listed = engine_output({squeue, "--me", "-h", "-o", "%i %k"}, env, std::chrono::seconds(30));
-                if (!listed) return;
-                std::vector<std::string> cancel{scancel};
-                std::istringstream lines(*listed);
-                for (std::string line; std::getline(lines, line);) {
-                    const auto space = line.find(' ');
-                    if (space == std::string::npos) continue;
-                    const auto run = parse_run_comment(std::string_view(line).substr(space + 1));
-                    if (run && run->machine == machine_label() && !record_held(run->record, run->record_dir))
-                        cancel.push_back(line.substr(0, space));
-                }
-                if (cancel.size() > 1) (void)engine_output(cancel, env, std::chrono::seconds(30));
-            });
+            run_on(worker::engine, [env = std::move(env)] { cancel_slurm_jobs_of_dead_runs(env); });
         } catch (...) {  // best effort: the next process tries again
         }
     });
@@ -142,8 +127,12 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
 
     std::vector<std::string> a{srun, "--ntasks=1", "--nodes=1", "--quiet", "--unbuffered", "--job-name=" + name,
                                "--mem=" + std::to_string(mem_mb) + "M"};
-    if (wall < no_timeout && wall.count() > 0)  // minutes, and one more: the timers come first
-        a.push_back("--time=" + std::to_string(ceil_div(static_cast<std::uint64_t>(wall.count()), 60000) + 1));
+    // Minutes, and one more: the timers come first. Without a timeout, a bound all the same:
+    // a job whose runner and spawn helper both died is cancelled only by a later process.
+    const auto minutes = wall < no_timeout && wall.count() > 0
+                             ? ceil_div(static_cast<std::uint64_t>(wall.count()), 60000) + 1
+                             : static_cast<std::uint64_t>(std::max<std::int64_t>(0, ctx.options.slurm.time_limit_without_timeout.count()));
+    if (minutes > 0) a.push_back("--time=" + std::to_string(minutes));
     if (!ctx.options.slurm.partition.empty()) a.push_back("--partition=" + ctx.options.slurm.partition);
     if (job) a.push_back("--exact");  // a step of the allocation, with only what it asked for
     // Held until the step is done or cancelled: a job whose record nobody holds is cancelled
@@ -187,6 +176,9 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
     // node's sandbox-run can remove its work dir: srun is killed, and the cancel stops the
     // step gently.
     p.sigkill_only = true;
+    // Through the spawn helper, as the engines' clients: should this process be SIGKILLed,
+    // the helper kills srun and its sweep cancels the job at once.
+    p.through_helper = true;
     // The report follows the command's last output, which may not end its line.
     auto sieve = std::make_shared<line_sieve>(std::vector<std::string>{srun_prefix},
                                               std::vector<std::string>{tag, srun_error, stepd_markers[0], stepd_markers[1]});

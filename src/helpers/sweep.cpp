@@ -4,7 +4,8 @@
 // a firejail command (set-id, so without a parent-death signal), a container the engine
 // runs. Their run records are no longer locked, so this is the sweep a later runner would
 // make, made at once: it kills what is left in the dead runs' cgroups, removes their work
-// dirs, and removes their containers on docker and podman (each engine call bounded).
+// dirs, removes their containers on docker and podman and cancels their Slurm jobs (each
+// engine call bounded).
 #include "drivers/orphans.hpp"
 #include "drivers/run_record.hpp"
 #include "drivers/support.hpp"
@@ -33,6 +34,7 @@ int main()
             if (!binary.empty() && ::access(binary.c_str(), X_OK) == 0)
                 (void)d::sweep_orphans(binary, podman, env, std::chrono::seconds(20));
         }
+        d::cancel_slurm_jobs_of_dead_runs(env);
     } catch (const std::exception&) {
         return 1;  // best effort: the next runner's sweep finishes the job
     }

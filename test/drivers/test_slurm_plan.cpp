@@ -89,14 +89,18 @@ BOOST_AUTO_TEST_CASE(srun_starts_one_task_with_memory_a_backstop_time_and_no_env
     BOOST_TEST(!has(b, *name));
 }
 
-BOOST_AUTO_TEST_CASE(no_timeout_means_no_time_limit_and_long_ones_round_up)
+BOOST_AUTO_TEST_CASE(no_timeout_means_a_day_and_long_ones_round_up)
 {
     auto time_flag = [](const argv_t& a) {
         const auto s = srun_part(a);
         auto it = std::find_if(s.begin(), s.end(), [](const std::string& v) { return v.starts_with("--time="); });
         return it == s.end() ? std::string() : *it;
     };
-    BOOST_TEST(time_flag(preview(policy.with_timeout(no_timeout), on_slurm(), {"true"})) == "");
+    // Without a timeout, a bound all the same (a job nothing cancels ends), unless set to none.
+    BOOST_TEST(time_flag(preview(policy.with_timeout(no_timeout), on_slurm(), {"true"})) == "--time=1440");
+    auto unbounded = on_slurm();
+    unbounded.slurm.time_limit_without_timeout = std::chrono::minutes(0);
+    BOOST_TEST(time_flag(preview(policy.with_timeout(no_timeout), unbounded, {"true"})) == "");
     BOOST_TEST(time_flag(preview(policy.with_timeout(120s), on_slurm(), {"true"})) == "--time=3");
     BOOST_TEST(time_flag(preview(policy.with_timeout(121s), on_slurm(), {"true"})) == "--time=4");
     exec_options eo;

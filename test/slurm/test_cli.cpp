@@ -9,8 +9,10 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 using namespace sandbox;
@@ -165,38 +167,94 @@ BOOST_AUTO_TEST_CASE(a_batch_of_200_jobs_gives_every_result)
     BOOST_TEST(r.err.find(std::to_string(n) + " succeeded") != std::string::npos, r.err);
 }
 
-// A runner killed outright runs no cancel: its job would run on until srun's --time (or for
-// ever with no timeout). The next process that launches on slurm cancels it, judging the run
-// dead by its record's free lock.
-BOOST_AUTO_TEST_CASE(a_job_left_by_a_killed_runner_is_cancelled_by_the_next_process)
-{
-    SANDBOX_REQUIRE_CLI_SLURM();
+namespace {
+
+// A `sandbox-run --driver slurm --timeout none` of a long sleep, started by a shell that
+// leaves it running (the host driver would end what its command leaves behind), and its job
+// once RUNNING. This process's environment names the helpers just built.
+struct left_job {
     temp_dir dir;
-    const auto marker = unique_seconds(600);
-    const auto pid_file = dir.path / "pid";
+    int pid = 0;
+    std::string id;
+};
+
+void start_left_job(left_job& j)
+{
     auto shell = make_runner(tool_policy(), driver::host);
-    // Started by the shell of system(), which leaves it running: the host driver would end
-    // what its command leaves behind. This process's environment names the helpers just built.
+    const auto pid_file = j.dir.path / "pid";
     const auto started = "SANDBOX_RUN_BIN='" + tool() + "' '" + tool() + "' --driver slurm --timeout none -- sleep " +
-                         marker + " >'" + (dir.path / "log").string() + "' 2>&1 & echo $! > '" + pid_file.string() + "'";
+                         unique_seconds(600) + " >'" + (j.dir.path / "log").string() + "' 2>&1 & echo $! > '" +
+                         pid_file.string() + "'";
     BOOST_TEST_REQUIRE(std::system(started.c_str()) == 0);
-    const auto pid = std::stoi(read_text(pid_file));
-    const auto prefix = "sbx-" + std::to_string(pid) + "-";
+    j.pid = std::stoi(read_text(pid_file));
+    const auto prefix = "sbx-" + std::to_string(j.pid) + "-";
     const auto job_of_run = [&] {
         for (const auto& line : lines_of(run_sync(*shell, {"squeue", "-h", "-o", "%i %j %T"}).out))
             if (line.find(" " + prefix) != std::string::npos && line.find("RUNNING") != std::string::npos)
                 return line.substr(0, line.find(' '));
         return std::string();
     };
-    std::string id;
-    BOOST_TEST_REQUIRE(eventually([&] { return !(id = job_of_run()).empty(); }, 60s), read_text(dir.path / "log"));
-    ::kill(pid, SIGKILL);
+    BOOST_TEST_REQUIRE(eventually([&] { return !(j.id = job_of_run()).empty(); }, 60s), read_text(j.dir.path / "log"));
+}
+
+// The spawn helpers whose parent is `pid`.
+std::vector<int> spawn_helpers_of(int pid)
+{
+    std::vector<int> found;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const auto name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(e.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const auto close = line.rfind(')');
+        if (close == std::string::npos || line.find("(sandbox-spawn)") == std::string::npos) continue;
+        std::istringstream rest(line.substr(close + 2));
+        std::string state;
+        int ppid = 0;
+        rest >> state >> ppid;
+        if (ppid == pid) found.push_back(std::stoi(name));
+    }
+    return found;
+}
+
+}  // namespace
+
+// A runner killed outright runs no cancel, but its spawn helper outlives it: it kills srun and
+// runs the sweep, which cancels the job at once. A job without a timeout is bounded anyway.
+BOOST_AUTO_TEST_CASE(a_job_left_by_a_killed_runner_is_cancelled_by_its_spawn_helper)
+{
+    SANDBOX_REQUIRE_CLI_SLURM();
+    left_job j;
+    start_left_job(j);
+    auto shell = make_runner(tool_policy(), driver::host);
+    const auto limit = run_sync(*shell, {"squeue", "-h", "-j", j.id, "-o", "%l"}).out;
+    BOOST_TEST(limit == "1-00:00:00\n", "the time limit of a job without a timeout: " << limit);
+    const auto t0 = std::chrono::steady_clock::now();
+    ::kill(j.pid, SIGKILL);
+    BOOST_TEST(eventually([&] { return squeue_job(j.id).empty(); }, 30s), squeue_job(j.id));
+    BOOST_TEST_MESSAGE("the job left the queue "
+                       << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()
+                       << " ms after its runner's SIGKILL");
+}
+
+// With its spawn helper killed too, nothing of that process cancels the job: the next
+// process that launches on slurm does, judging the run dead by its record's free lock.
+BOOST_AUTO_TEST_CASE(a_job_left_by_a_killed_runner_and_helper_is_cancelled_by_the_next_process)
+{
+    SANDBOX_REQUIRE_CLI_SLURM();
+    left_job j;
+    start_left_job(j);
+    const auto helpers = spawn_helpers_of(j.pid);
+    BOOST_TEST_REQUIRE(!helpers.empty());
+    for (const int h : helpers) ::kill(h, SIGKILL);
+    ::kill(j.pid, SIGKILL);
     std::this_thread::sleep_for(2s);
-    BOOST_TEST(!squeue_job(id).empty());  // nothing cancelled it
+    BOOST_TEST(!squeue_job(j.id).empty());  // nothing cancelled it
     // Any later process's first slurm launch does.
     const auto r = run_cli({"--driver", "slurm", "--timeout", "60", "--", "true"}, slurm_cli_options());
     BOOST_TEST(r.code == 0, r.err);
-    BOOST_TEST(eventually([&] { return squeue_job(id).empty(); }, 60s), squeue_job(id));
+    BOOST_TEST(eventually([&] { return squeue_job(j.id).empty(); }, 60s), squeue_job(j.id));
 }
 
 BOOST_AUTO_TEST_CASE(under_salloc_the_command_is_a_step_of_the_allocation)
