@@ -53,7 +53,7 @@ namespace sandbox {
 /// run by any number of threads. Each execution keeps its state on its own strand.
 class SANDBOX_DECL command_runner {
 public:
-    /// The completion of async_start(): the result, or the exception that ended the execution.
+    /// The completion of async_run(): the result, or the exception that ended the execution.
     using execute_signature = void(std::exception_ptr, exec_result);
     /// Any handler of execute_signature, type-erased.
     using execute_handler = asio::any_completion_handler<execute_signature>;
@@ -65,12 +65,13 @@ public:
     /// What this runner really enforces of its policy on this machine.
     virtual capabilities caps() const = 0;
 
-    /// Starts `args` (the program, then its arguments) with I/O objects on `ex`; calls
-    /// `handler` once, through its associated executor (else `ex`), with the result, or with the exception that ended it:
-    /// launch_error, system_error(operation_aborted) after a cancellation through the
-    /// handler's slot, or what `on_output` threw. The building block of execute() and
-    /// async_execute(); drivers implement it.
-    virtual void async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
+    /// Runs one execution of `args` (the program, then its arguments) with I/O objects on
+    /// `ex`; calls `handler` once, through its associated executor (else `ex`), with the
+    /// result, or with the exception that ended it: launch_error,
+    /// system_error(operation_aborted) after a cancellation through the handler's slot, or
+    /// what `on_output` threw. The building block of execute() and async_execute(); drivers
+    /// implement it.
+    virtual void async_run(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                              execute_handler handler) = 0;
 
     /// Runs `args` to completion. A non-zero exit or a timeout is a result, not an error;
@@ -91,6 +92,24 @@ public:
     virtual process start(asio::any_io_executor ex, std::vector<std::string> args, const exec_options& options);
     /// The same with default exec_options.
     process start(asio::any_io_executor ex, std::vector<std::string> args);
+
+    /// The completion of async_start(): the process, or a launch failure's code with an
+    /// empty process.
+    using start_signature = void(boost::system::error_code, process);
+
+    /// Starts `args` as a long-lived process, as start() does, without blocking the calling
+    /// thread (the launch runs on a library thread; start() waits for it). The handler gets
+    /// the process, its I/O objects on the handler's associated executor (else Asio's system
+    /// executor), which counts as busy until then; or, when it cannot start, the launch_error's
+    /// code (a sandbox::errc) and an empty process. Not cancellable: a process that started
+    /// is handed over. The runner must outlive the operation.
+    template <typename CompletionToken>
+    auto async_start(std::vector<std::string> args, exec_options options, CompletionToken&& token);
+
+    /// async_start()'s launch, for any handler: start() on a library thread, then `handler`
+    /// through its associated executor (else `ex`).
+    void start_in_background(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
+                             asio::any_completion_handler<start_signature> handler);
 
     /// Starts `count` sandboxes of this runner's policy ahead of time and keeps that many
     /// ready: each execution takes one (used once, never reused) and another is started in
@@ -180,7 +199,7 @@ struct initiate_execute {
         // I/O objects need an executor with a reactor: the handler's, or when it has none
         // (a plain callback, use_future), Asio's system executor.
         asio::any_io_executor ex = asio::get_associated_executor(handler, asio::system_executor());
-        runner->async_start(std::move(ex), std::move(args), std::move(options),
+        runner->async_run(std::move(ex), std::move(args), std::move(options),
                             error_code_adapter<std::decay_t<Handler>>{std::forward<Handler>(handler)});
     }
 };
@@ -235,6 +254,17 @@ inline auto async_execute(command_runner& runner, command_spec spec, exec_option
 inline auto async_execute(command_runner& runner, command_spec spec)
 {
     return async_execute(runner, std::move(spec), exec_options{}, asio::deferred);
+}
+
+template <typename CompletionToken>
+auto command_runner::async_start(std::vector<std::string> args, exec_options options, CompletionToken&& token)
+{
+    return asio::async_initiate<CompletionToken, start_signature>(
+        [this](auto handler, std::vector<std::string> a, exec_options o) {
+            asio::any_io_executor ex = asio::get_associated_executor(handler, asio::system_executor());
+            start_in_background(std::move(ex), std::move(a), std::move(o), std::move(handler));
+        },
+        token, std::move(args), std::move(options));
 }
 
 }  // namespace sandbox

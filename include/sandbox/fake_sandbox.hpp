@@ -47,7 +47,7 @@ public:
 
     const execution_policy& policy() const override { return policy_; }
     capabilities caps() const override { return {}; }
-    void async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
+    void async_run(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                      execute_handler handler) override;
     using command_runner::execute;
 

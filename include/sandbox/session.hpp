@@ -47,7 +47,7 @@ public:
 
     /// `sh -c <script>` and `bash -c <script>` run in the session; any other argv passes
     /// straight through to the driver, without session state.
-    void async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
+    void async_run(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                      execute_handler handler) override;
     using command_runner::execute;
 

@@ -3,8 +3,13 @@
 #include <sandbox/errors.hpp>
 
 #include "drivers/runner.hpp"
+#include "run/offload.hpp"
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -31,6 +36,40 @@ process command_runner::start(asio::any_io_executor ex, std::vector<std::string>
     return start(std::move(ex), std::move(args), exec_options{});
 }
 
+void command_runner::start_in_background(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
+                                         asio::any_completion_handler<start_signature> handler)
+{
+    // Held by the library thread (run_on takes a copyable job); the tracked executor keeps
+    // the handler's io_context from running out of work until the completion is posted.
+    struct launch {
+        command_runner* runner;
+        asio::any_io_executor ex;
+        asio::any_io_executor busy;
+        std::vector<std::string> args;
+        exec_options options;
+        asio::any_completion_handler<start_signature> handler;
+    };
+    auto l = std::make_shared<launch>(launch{this, ex, asio::prefer(ex, asio::execution::outstanding_work.tracked),
+                                             std::move(args), std::move(options), std::move(handler)});
+    // Not a spawn thread: start() hands its spawn to one and waits.
+    detail::run_on(detail::worker::warm, [l] {
+        boost::system::error_code code;
+        process p;
+        try {
+            p = l->runner->start(l->ex, std::move(l->args), l->options);
+        } catch (...) {
+            code = detail::to_error_code(std::current_exception());
+        }
+        // Posted to the I/O executor, run through the handler's own (a strand, say).
+        const auto target = asio::get_associated_executor(l->handler, l->ex);
+        asio::post(l->ex, asio::bind_executor(target, [l, code, p = std::make_shared<process>(std::move(p))]() mutable {
+            auto h = std::move(l->handler);
+            l.reset();  // the io_context may run out of work once the handler has run
+            std::move(h)(code, std::move(*p));
+        }));
+    });
+}
+
 launch_preview command_runner::preview(std::vector<std::string>, const exec_options&) const
 {
     throw launch_error(make_error_code(boost::system::errc::operation_not_supported),
@@ -47,7 +86,7 @@ asio::awaitable<exec_result> command_runner::execute(std::vector<std::string> ar
     auto ex = co_await asio::this_coro::executor;
     co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, execute_signature>(
         [this](execute_handler h, asio::any_io_executor ex, std::vector<std::string> args, exec_options options) {
-            async_start(std::move(ex), std::move(args), std::move(options), std::move(h));
+            async_run(std::move(ex), std::move(args), std::move(options), std::move(h));
         },
         asio::use_awaitable, asio::any_io_executor(ex), std::move(args), std::move(options));
 }
@@ -129,7 +168,7 @@ exec_result run_sync(command_runner& runner, std::vector<std::string> args, exec
     asio::io_context ctx;
     std::exception_ptr error;
     exec_result result;
-    runner.async_start(ctx.get_executor(), std::move(args), std::move(options), [&](std::exception_ptr e, exec_result r) {
+    runner.async_run(ctx.get_executor(), std::move(args), std::move(options), [&](std::exception_ptr e, exec_result r) {
         error = e;
         result = std::move(r);
     });

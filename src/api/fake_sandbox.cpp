@@ -77,7 +77,7 @@ exec_result fake_sandbox::respond(const std::vector<std::string>& args, const st
     return result;
 }
 
-void fake_sandbox::async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
+void fake_sandbox::async_run(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                                execute_handler handler)
 {
     // Answered at once, but completed as an operation: posted, through the handler's executor.

@@ -179,7 +179,7 @@ void session::close() noexcept
     record_.reset();
 }
 
-void session::async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
+void session::async_run(asio::any_io_executor ex, std::vector<std::string> args, exec_options options,
                           execute_handler handler)
 {
     if (args.size() == 3 && args[1] == "-c" && (basename_of(args[0]) == "sh" || basename_of(args[0]) == "bash")) {
@@ -191,7 +191,7 @@ void session::async_start(asio::any_io_executor ex, std::vector<std::string> arg
         }
         options.cwd.clear();
     }
-    inner_->async_start(std::move(ex), std::move(args), std::move(options), std::move(handler));
+    inner_->async_run(std::move(ex), std::move(args), std::move(options), std::move(handler));
 }
 
 asio::awaitable<exec_result> session::run(std::string script, std::optional<std::string> stdin_data,

@@ -70,7 +70,7 @@ public:
 
     capabilities caps() const override { return spec_.caps(context()); }
 
-    void async_start(asio::any_io_executor ex, std::vector<std::string> args, exec_options o,
+    void async_run(asio::any_io_executor ex, std::vector<std::string> args, exec_options o,
                      execute_handler h) override
     {
         launch_plan plan;

@@ -66,7 +66,7 @@ inline std::shared_ptr<outcome> start_one(asio::io_context& ctx, command_runner&
                                           exec_options options = {})
 {
     auto o = std::make_shared<outcome>();
-    runner.async_start(ctx.get_executor(), std::move(argv), std::move(options),
+    runner.async_run(ctx.get_executor(), std::move(argv), std::move(options),
                        [o](std::exception_ptr e, exec_result r) {
                            o->error = e;
                            o->result = std::move(r);

@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(in_bubblewrap_nothing_of_a_command_that_left_its_session_su
 
     asio::cancellation_signal cancel;
     auto c = std::make_shared<outcome>();
-    runner->async_start(ctx.get_executor(), argv, {},
+    runner->async_run(ctx.get_executor(), argv, {},
                         asio::bind_cancellation_slot(cancel.slot(), [c](std::exception_ptr e, exec_result res) {
                             c->error = e;
                             c->result = std::move(res);

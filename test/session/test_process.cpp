@@ -285,6 +285,55 @@ BOOST_AUTO_TEST_CASE(async_wait_takes_any_completion_token)
     BOOST_TEST(empty_ec.get() == asio::error::bad_descriptor);
 }
 
+// async_start() launches off the calling thread with any token: the process's I/O is on the
+// handler's executor, and a launch failure is the handler's code with an empty process.
+BOOST_AUTO_TEST_CASE(async_start_takes_any_completion_token)
+{
+    process_fixture f;
+    auto r = f.runner(driver::host);
+    auto strand = asio::make_strand(f.ctx);
+    boost::system::error_code ec = asio::error::would_block;
+    std::optional<process> got;
+    bool on_strand = false;
+    r->async_start({"sh", "-c", "read line; echo \"got $line\"; exit 4"}, {},
+                   asio::bind_executor(strand, [&](boost::system::error_code e, process p) {
+                       on_strand = strand.running_in_this_thread();
+                       ec = e;
+                       got.emplace(std::move(p));
+                   }));
+    BOOST_TEST(!got.has_value());  // the launch runs elsewhere; the handler is posted
+    // run_one blocks until the handler ran: the launch keeps the context busy meanwhile.
+    while (!got && f.ctx.run_one_for(10s) > 0) {
+    }
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST(on_strand);
+    BOOST_REQUIRE(got.has_value());
+    BOOST_TEST(got->running());
+    const auto line = run_coro(f.ctx, [&]() -> asio::awaitable<std::optional<std::string>> {
+        co_await got->write("hi\n");
+        co_return co_await got->read_line();
+    }());
+    BOOST_TEST(line.value_or("(none)") == "got hi");
+    BOOST_TEST(run_coro(f.ctx, got->wait()).exit_code == 4);
+
+    // A coroutine.
+    auto p = run_coro(f.ctx, r->async_start({"sleep", "30"}, {}, asio::use_awaitable));
+    BOOST_TEST(p.running());
+    p.terminate();
+    BOOST_TEST(run_coro(f.ctx, p.wait()).term_signal == SIGKILL);
+
+    // A failure: the launch_error's code, an empty process.
+    exec_options outside;
+    outside.cwd = "../..";
+    std::promise<std::pair<boost::system::error_code, bool>> failed;
+    auto failure = failed.get_future();
+    r->async_start({"true"}, outside, [&](boost::system::error_code e, process q) { failed.set_value({e, q.running()}); });
+    BOOST_REQUIRE(failure.wait_for(10s) == std::future_status::ready);
+    const auto [code, running] = failure.get();
+    BOOST_TEST(code == make_error_code(errc::outside_root), code.message());
+    BOOST_TEST(!running);
+}
+
 // A handle dropped (or assigned over) while another coroutine waits: the waiter learns the
 // process was killed, not that it exited cleanly.
 BOOST_AUTO_TEST_CASE(a_wait_outliving_the_handle_sees_the_kill)
