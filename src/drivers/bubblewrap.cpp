@@ -131,6 +131,9 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
     // every local user can read.
     plan.env = env_strings(s.env);
     plan.pass_fds = s.pass_fds;
+    // bwrap dies of a SIGTERM or SIGINT and takes its sandbox down with SIGKILL: a timeout's
+    // or a cancellation's polite signal goes to the command inside, whose trap then runs.
+    plan.polite_signal = [](pid_t bwrap, int sig) { signal_descendants(bwrap, "bwrap", sig); };
     return plan;
 }
 

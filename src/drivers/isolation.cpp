@@ -370,6 +370,9 @@ launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> ar
         r.usage = resource_usage{u.user_cpu, u.system_cpu, u.peak_bytes, true};
         const bool killed = !r.timed_out && (r.term_signal == SIGKILL || r.exit_code == 128 + SIGKILL);
         r.oom_killed = killed && u.oom_seen(limit);
+        // A tool passes its command's death on as 128 + the signal (bwrap, the engines): the
+        // kernel's OOM kill is a SIGKILL whatever the tool says.
+        if (r.oom_killed) r.term_signal = SIGKILL;
     };
     plan.check = [ctx, resources, command = args.empty() ? std::string() : args.front()](exec_result& r) {
         if (!as_start_failure(r, ctx.spec.id, ctx.spec.tool, command)) ctx.spec.check_result(ctx, r, *resources);

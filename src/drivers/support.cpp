@@ -5,10 +5,15 @@
 #include <sandbox/environment.hpp>
 #include <sandbox/errors.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <cerrno>
 #include <cstdlib>
 #include <system_error>
@@ -101,6 +106,33 @@ env_list with_extra_env(env_list base, const env_list& extra)
         else base.emplace_back(name, value);
     }
     return base;
+}
+
+void signal_descendants(pid_t launcher, std::string_view launcher_name, int sig) noexcept
+{
+    try {
+        const auto read = [](const std::string& path) {
+            std::ifstream in(path);
+            std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            return text;
+        };
+        std::vector<pid_t> todo{launcher};
+        for (std::size_t seen = 0; seen < todo.size() && seen < 4096; ++seen) {
+            const auto pid = todo[seen];
+            const auto dir = "/proc/" + std::to_string(pid);
+            if (pid != launcher) {
+                auto name = read(dir + "/comm");
+                if (!name.empty() && name.back() == '\n') name.pop_back();
+                if (name != launcher_name) ::kill(pid, sig);
+            }
+            std::error_code ec;
+            for (const auto& task : std::filesystem::directory_iterator(dir + "/task", ec)) {
+                std::istringstream children(read(task.path().string() + "/children"));
+                for (pid_t child = 0; children >> child;) todo.push_back(child);
+            }
+        }
+    } catch (...) {  // out of memory: the grace's SIGKILL follows anyway
+    }
 }
 
 }  // namespace sandbox::detail

@@ -94,6 +94,12 @@ std::vector<host_mount> host_mounts();
 std::vector<mount> with_read_only_submounts(std::vector<mount> mounts, const std::vector<host_mount>& host);
 gid_t sandbox_gid() noexcept;
 
+/// Sends `sig` to every descendant of `launcher` (read from /proc/<pid>/task/*/children) but
+/// those whose name (/proc/<pid>/comm) is `launcher_name`: the command and what it started,
+/// not the launcher's own processes. Quick and never blocking; a process that ends or
+/// appears meanwhile may be missed.
+void signal_descendants(pid_t launcher, std::string_view launcher_name, int sig) noexcept;
+
 }  // namespace sandbox::detail
 
 #endif

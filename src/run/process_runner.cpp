@@ -362,7 +362,10 @@ private:
         error_code ignored;
         if (a.close_stdin) in_.close(ignored);
         if (a.watch_exit) watch_exit();
-        if (a.signal_group != 0) child_.signal_tree(a.signal_group);
+        if (a.signal_group != 0) {
+            if (a.signal_group != SIGKILL && plan_.polite_signal) plan_.polite_signal(child_.pid(), a.signal_group);
+            else child_.signal_tree(a.signal_group);
+        }
         if (a.stop_reading) {
             out_.close();
             err_.close();

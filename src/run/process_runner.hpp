@@ -87,6 +87,11 @@ struct launch_plan {
     std::function<void(exec_result&)> check;
     /// Stop the launcher with SIGKILL only (exec_timing::sigkill_only).
     bool sigkill_only = false;
+    /// Delivers a polite signal (a timeout's or a cancellation's SIGTERM or SIGINT) to the
+    /// command inside, given the launcher's pid, in place of the launcher's group: a launcher
+    /// that would die of it and take its command down with SIGKILL (bwrap). SIGKILL still
+    /// goes to the group. Must not block: it runs on an io thread.
+    std::function<void(pid_t, int)> polite_signal;
     /// The signal that asks a launcher staying as its command's subreaper to kill all it
     /// started, in place of the group's SIGKILL (child_process::kill_through); 0: none.
     int kill_request_signal = 0;

@@ -176,6 +176,31 @@ BOOST_DATA_TEST_CASE(a_wall_timeout_ends_the_command_with_124, data::make(every_
     expect_clean(e);
 }
 
+// A timeout asks first: the command's TERM trap runs within the kill grace, on every driver
+// (bubblewrap included: the signal goes to the command inside, not to bwrap, which would die
+// of it and take the command down with SIGKILL).
+BOOST_DATA_TEST_CASE(a_timeout_runs_the_commands_term_trap, data::make(every_driver), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
+    const bool engine = d == driver::docker || d == driver::podman || d == driver::slurm;
+    e.policy = e.policy.with_timeout(engine ? 8s : 2s);
+    e.options.kill_grace = 3s;
+    // The trap leaves its mark in a writable path: docker's client, which only ever gets
+    // SIGKILL, is gone by then, and so is the rest of the command's output.
+    shared_dir host("/var/lib");  // firejail hides /var/tmp
+    ::chmod(host.path.c_str(), 0777);
+    e.policy = e.policy.with_writable_paths({host.path});
+    const auto inside = d == driver::slurm ? host.path.string() : mounts_for(e.policy, d).at(0).container;
+    const auto r = e.sh("trap 'echo trapped > \"$1/mark\"; exit 0' TERM; echo started; while :; do sleep 0.05; done",
+                        {inside});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.timed_out);
+    BOOST_TEST(r.out.rfind("started\n", 0) == 0u);
+    BOOST_TEST(eventually([&] { return read_text(host.path / "mark") == "trapped\n"; }, 5s));
+    expect_clean(e);
+}
+
 BOOST_DATA_TEST_CASE(an_idle_timeout_ends_a_silent_command_but_not_a_chatty_one, data::make(every_driver), d)
 {
     SANDBOX_REQUIRE_DRIVER(d);

@@ -10,6 +10,8 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <csignal>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -116,6 +118,7 @@ BOOST_DATA_TEST_CASE(a_command_past_its_memory_limit_is_oom_killed, data::make(i
     BOOST_TEST(r.exit_code == 137, describe(r));
     BOOST_TEST(r.out.find("survived") == std::string::npos);
     BOOST_TEST(r.oom_killed, describe(r));
+    BOOST_TEST(r.term_signal == SIGKILL, describe(r));  // also where a tool passes it on as 137
     BOOST_TEST(!r.timed_out);
     BOOST_TEST(r.usage.available);
     BOOST_TEST(r.usage.max_rss_bytes <= limit_bytes + (4u << 20));
