@@ -17,7 +17,8 @@ IMAGE="${SANDBOX_TEST_IMAGE:-sandbox-test/busybox:latest}"
 DOCKERD_LOG="${DOCKERD_LOG:-/var/log/dockerd.log}"
 DOCKER_WAIT_SECONDS="${DOCKER_WAIT_SECONDS:-30}"
 PODMAN_CONF=/etc/containers/containers.conf
-PACKAGES=(bubblewrap firejail docker.io podman runc busybox-static uidmap iproute2)
+# buildah: the orphan tests make a container in podman's storage only with it.
+PACKAGES=(bubblewrap firejail docker.io podman runc buildah busybox-static uidmap iproute2)
 
 export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${PATH:-}"
 
