@@ -378,19 +378,7 @@ bool handle_request()
     }
     p.fds.assign(fds.begin() + static_cast<std::ptrdiff_t>(first_fd), fds.end());
     // execvp's candidates and the C strings, made before the fork.
-    const auto& name = p.req.argv.front();
-    if (name.find('/') != std::string::npos) {
-        p.candidates.push_back(name);
-    } else {
-        std::string_view path = p.req.path_search.empty() ? "/usr/local/bin:/usr/bin:/bin" : p.req.path_search;
-        for (;;) {
-            const auto colon = path.find(':');
-            const auto dir = path.substr(0, colon);
-            p.candidates.push_back((dir.empty() ? std::string(".") : std::string(dir)) + "/" + name);
-            if (colon == std::string_view::npos) break;
-            path.remove_prefix(colon + 1);
-        }
-    }
+    p.candidates = wire::exec_candidates(p.req.argv.front(), p.req.path_search);
     for (auto& a : p.req.argv) p.argv.push_back(a.data());
     p.argv.push_back(nullptr);
     for (auto& e : p.req.env) p.envp.push_back(e.data());
@@ -472,19 +460,9 @@ bool write_all(int fd, std::string_view s)
         if (err == EACCES) refused = true;
         return err == ENOENT || err == ENOTDIR || err == EACCES || err == ESTALE || err == ENODEV || err == ETIMEDOUT;
     };
-    if (name.find('/') != std::string::npos) {
-        attempt(name);
-    } else {
-        std::string_view rest = path;
-        for (bool more = true; more;) {
-            const auto colon = rest.find(':');
-            const auto dir = rest.substr(0, colon);
-            more = colon != std::string_view::npos;
-            if (!attempt((dir.empty() ? std::string(".") : std::string(dir)) + "/" + name)) break;
-            if (more) rest.remove_prefix(colon + 1);
-        }
-        if (refused && (err == ENOENT || err == ENOTDIR)) err = EACCES;
-    }
+    for (const auto& file : wire::exec_candidates(name, path))
+        if (!attempt(file)) break;
+    if (refused && (err == ENOENT || err == ENOTDIR)) err = EACCES;
     std::fprintf(stderr, "sandbox: cannot execute %s: %s\n", name.c_str(), std::strerror(err));
     ::_exit(err == ENOENT ? 127 : 126);
 }

@@ -266,6 +266,23 @@ inline bool decode(std::string_view body, hand_off& h)
 }
 
 /// The byte a sandbox started ahead writes on stdout once it waits for its command.
+/// Where execvp would look for `name`, in order: `name` itself when it holds a '/', else
+/// each directory of `path` (a colon-separated PATH; an empty entry is the current
+/// directory) joined with it. An empty `path` is "/usr/local/bin:/usr/bin:/bin".
+inline std::vector<std::string> exec_candidates(const std::string& name, std::string_view path)
+{
+    if (name.find('/') != std::string::npos) return {name};
+    if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+    std::vector<std::string> out;
+    for (;;) {
+        const auto colon = path.find(':');
+        const auto dir = path.substr(0, colon);
+        out.push_back((dir.empty() ? std::string(".") : std::string(dir)) + "/" + name);
+        if (colon == std::string_view::npos) return out;
+        path.remove_prefix(colon + 1);
+    }
+}
+
 inline constexpr char ready_byte = '\x06';
 
 /// The start of the line `--await --report` writes on stdout and stderr once the command has
