@@ -2,7 +2,7 @@
 #include <sandbox/command_runner.hpp>
 #include <sandbox/errors.hpp>
 
-#include "drivers/runner.hpp"
+#include "api/driver_runner.hpp"
 #include "run/offload.hpp"
 
 #include <boost/asio/bind_executor.hpp>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "drivers/driver_spec.hpp"
+#include "api/driver_runner.hpp"
 #include "drivers/runner.hpp"
 #include "drivers/run_record.hpp"
 #include "drivers/support.hpp"

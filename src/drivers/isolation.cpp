@@ -349,9 +349,9 @@ launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> ar
         ctx.warm->report = ctx.spec.container;
     }
     if (!o.cwd.empty()) s.cwd = fenced_cwd(s.work_dir, o.cwd, ctx.spec.tool);
-    if (const auto wall = o.timeout.value_or(ctx.policy.timeout()); ctx.spec.container && wall != no_timeout && !ctx.warm) {
+    if (const auto wall = wall_timeout(ctx.policy, o); ctx.spec.container && wall && !ctx.warm) {
         // Past this, with a margin for the kill and the removal, the container is an orphan.
-        const auto overdue = std::chrono::system_clock::now() + wall + ctx.options.kill_grace + std::chrono::minutes(1);
+        const auto overdue = std::chrono::system_clock::now() + *wall + ctx.options.kill_grace + std::chrono::minutes(1);
         s.deadline = std::chrono::duration_cast<std::chrono::seconds>(overdue.time_since_epoch()).count();
     }
     launch_plan plan = ctx.spec.command_line(ctx, s, args);

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: BSL-1.0
-// The one command_runner behind every driver, and what it derives from a policy.
+// What every driver's run derives from its policy and options.
 #ifndef SANDBOX_SRC_DRIVERS_RUNNER_HPP
 #define SANDBOX_SRC_DRIVERS_RUNNER_HPP
 
 #include "run/process_runner.hpp"
-#include <sandbox/command_runner.hpp>
+#include <sandbox/driver.hpp>
+#include <sandbox/driver_options.hpp>
+#include <sandbox/environment.hpp>
+#include <sandbox/exec_options.hpp>
+#include <sandbox/execution_policy.hpp>
 
 #include <sys/types.h>
 
@@ -15,11 +19,6 @@
 #include <vector>
 
 namespace sandbox::detail {
-
-/// A runner executing the row of `d` (drivers/table.cpp). `fixed_user`: the uid:gid all its
-/// runs take (a session's, whose work dir is theirs) instead of a uid of each run's own.
-std::unique_ptr<command_runner> make_driver_runner(execution_policy policy, driver_options options, driver d,
-                                                   std::optional<std::pair<uid_t, gid_t>> fixed_user = std::nullopt);
 
 /// "NAME=value" strings.
 std::vector<std::string> env_strings(const env_list& env);

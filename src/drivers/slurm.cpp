@@ -120,7 +120,7 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
 
     const auto name = "sbx-" + std::to_string(::getpid()) + "-" + random_sandbox_name().substr(8, 12);
     const auto tag = "sandbox-run slurm-step " + random_sandbox_name().substr(8, 16) + " ";
-    const auto wall = o.timeout.value_or(ctx.policy.timeout());
+    const auto wall = wall_timeout(ctx.policy, o);
     // The node's cgroup (bubblewrap) ends the command at its limit; Slurm's, which also
     // counts sandbox-run and bwrap, is the limit for the host and a backstop otherwise.
     const auto mem_mb = ceil_div(ctx.policy.memory_limit_bytes(), mib) + (inner == driver::host ? 16 : 64);
@@ -129,9 +129,9 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
                                "--mem=" + std::to_string(mem_mb) + "M"};
     // Minutes, and one more: the timers come first. Without a timeout, a bound all the same:
     // a job whose runner and spawn helper both died is cancelled only by a later process.
-    const auto minutes = wall < no_timeout && wall.count() > 0
-                             ? ceil_div(static_cast<std::uint64_t>(wall.count()), 60000) + 1
-                             : static_cast<std::uint64_t>(std::max<std::int64_t>(0, ctx.options.slurm.time_limit_without_timeout.count()));
+    const auto minutes =
+        wall ? ceil_div(static_cast<std::uint64_t>(wall->count()), 60000) + 1
+             : static_cast<std::uint64_t>(std::max<std::int64_t>(0, ctx.options.slurm.time_limit_without_timeout.count()));
     if (minutes > 0) a.push_back("--time=" + std::to_string(minutes));
     if (!ctx.options.slurm.partition.empty()) a.push_back("--partition=" + ctx.options.slurm.partition);
     if (job) a.push_back("--exact");  // a step of the allocation, with only what it asked for
@@ -153,7 +153,7 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
     // and the policy with the wall timer as a backstop; the idle timer runs here.
     const auto env = with_extra_env(sandbox_environment(ctx.policy), o.env);
     auto node_policy = ctx.policy.with_env(env, false).with_env_allowlist(std::nullopt).with_idle_timeout(std::nullopt);
-    if (wall < no_timeout) node_policy = node_policy.with_timeout(wall + std::chrono::seconds(5));
+    if (wall) node_policy = node_policy.with_timeout(*wall + std::chrono::seconds(5));
     a.insert(a.end(), {"--", node, "slurm-step", "--driver", std::string(to_string(inner))});
     if (!o.cwd.empty()) a.insert(a.end(), {"--cwd", o.cwd.string()});
     a.push_back("--");

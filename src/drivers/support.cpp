@@ -97,6 +97,13 @@ env_list sandbox_environment(const execution_policy& policy)
 uid_t sandbox_uid() noexcept { return ::geteuid() == 0 ? 65534 : ::geteuid(); }
 gid_t sandbox_gid() noexcept { return ::geteuid() == 0 ? 65534 : ::getegid(); }
 
+std::optional<std::chrono::milliseconds> wall_timeout(const execution_policy& policy, const exec_options& o)
+{
+    const auto wall = o.timeout.value_or(policy.timeout());
+    if (wall == no_timeout) return std::nullopt;
+    return std::max(wall, std::chrono::milliseconds::zero());
+}
+
 env_list with_extra_env(env_list base, const env_list& extra)
 {
     for (const auto& [name, value] : extra) {

@@ -6,13 +6,16 @@
 #define SANDBOX_SRC_DRIVERS_SUPPORT_HPP
 
 #include <sandbox/errors.hpp>
+#include <sandbox/exec_options.hpp>
 #include <sandbox/exec_result.hpp>
 #include <sandbox/execution_policy.hpp>
 #include <sandbox/mount.hpp>
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +48,10 @@ env_list sandbox_environment(const execution_policy& policy);
 /// `base` with `extra` laid over it: a name already present takes the new value in its
 /// place, new names go at the end, blocked names (blocked_env_patterns) are dropped.
 env_list with_extra_env(env_list base, const env_list& extra);
+
+/// The wall timeout of one execution: its own, else its policy's; nullopt when it has none
+/// (sandbox::no_timeout). A negative one is zero: the execution times out at once.
+std::optional<std::chrono::milliseconds> wall_timeout(const execution_policy& policy, const exec_options& o);
 
 /// exec_options::cwd checked against the directory commands start in (`root`, on the
 /// host): `cwd` lexically normalised, relative, and naming a directory beneath `root`

@@ -5,9 +5,9 @@
 #include "run/offload.hpp"
 #include "run/process_state.hpp"
 #include "run/spawn.hpp"
+#include "run/start_steps.hpp"
 
 #include <sandbox/errors.hpp>
-#include <sandbox/process.hpp>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -169,42 +169,32 @@ bool process_state::add_waiter(const std::shared_ptr<waiter>& w)
     return true;
 }
 
-process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_limits& limits)
+std::shared_ptr<process_state> start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_limits& limits)
 {
     auto state = std::make_shared<process_state>(ex, std::move(plan), limits);
-    auto fail = [&](boost::system::error_code code, const std::string& why, bool setup_failed = true) {
-        const auto message = state->plan.failure_prefix + ": " + why;
+    auto fail = [&](const spawn_failure& f, bool setup_failed = true) {
+        auto code = f.code;
         // On isolating drivers the program that failed is the driver's own tool.
         if (state->plan.throw_on_start_failure && !(state->plan.runs_command_itself && !setup_failed) &&
             (code == errc::command_not_found || code == errc::command_not_executable))
             code = errc::driver_unavailable;
         state->shut_down();
-        throw launch_error(code, message);
+        throw launch_error(code, state->plan.failure_prefix + ": " + f.why);
     };
     auto req = take_spawn_request(state->plan);
     req.stdin_socket = true;
     child_pipes pipes;
     std::string what;
-    if (auto ec = prepare_spawn(req, pipes, what))
-        fail(classify_spawn_error(req, ec, what), describe_spawn_error(req, ec, what));
-    boost::system::error_code ec;
-    if (state->in.assign(asio::local::stream_protocol(), pipes.stdin_w.get(), ec) ||
-        state->out.assign(pipes.stdout_r.get(), ec) || state->err.assign(pipes.stderr_r.get(), ec)) {
-        if (state->in.is_open()) state->in.release();  // `pipes` still owns and closes them
-        if (state->out.is_open()) state->out.release();
-        if (state->err.is_open()) state->err.release();
-        fail(ec, "cannot watch the pipes: " + ec.message());
-    }
-    pipes.stdin_w.release();
-    pipes.stdout_r.release();
-    pipes.stderr_r.release();
+    if (auto ec = prepare_spawn(req, pipes, what)) fail(spawn_failed(req, ec, what));
+    if (auto ec = attach_pipes({pipes.stdout_r, pipes.stderr_r, pipes.stdin_w}, state->out, state->err, state->in))
+        fail(pipes_failed(ec));
     // start() answers synchronously, so it waits for the spawner thread: what the caller
     // learns is the same posix_spawn report as for executions.
     std::packaged_task<spawn_outcome()> task([&] { return spawn_child(req, pipes); });
     auto outcome_future = task.get_future();
     run_on(worker::spawn, [&task] { task(); });
     auto o = outcome_future.get();
-    if (o.error) fail(classify_spawn_error(req, o.error, o.what), describe_spawn_error(req, o.error, o.what), o.setup_failed);
+    if (o.error) fail(spawn_failed(req, o.error, o.what), o.setup_failed);
     {
         std::lock_guard lock(state->mutex);
         state->child = std::move(o.child);
@@ -212,7 +202,7 @@ process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_l
         state->started = o.started;
     }
     asio::dispatch(state->strand, [state] { state->start_watching(); });
-    return process(state);
+    return state;
 }
 
 }  // namespace sandbox::detail

@@ -17,6 +17,7 @@
 #include "run/process_runner.hpp"
 #include "run/spawn.hpp"
 #include "run/spawn_wire.hpp"
+#include "run/start_steps.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -119,21 +120,9 @@ private:
         req->open_pidfd = limits_.timing.exit_watch_delay.count() <= 0;
         child_pipes pipes;
         std::string what;
-        error_code ec;
-        if (auto failed = prepare_spawn(*req, pipes, what))
-            return start_failed(classify_spawn_error(*req, failed, what),
-                                plan_.failure_prefix + ": " + describe_spawn_error(*req, failed, what));
-        // Registering with the reactor can fail (ENOMEM, the epoll watch limit).
-        if (out_.assign(pipes.stdout_r.get(), ec) || err_.assign(pipes.stderr_r.get(), ec) ||
-            (pipes.stdin_w && in_.assign(asio::local::stream_protocol(), pipes.stdin_w.get(), ec))) {
-            out_.release();  // `pipes` still owns and closes them
-            err_.release();
-            if (in_.is_open()) in_.release();
-            return start_failed(ec, plan_.failure_prefix + ": cannot watch the pipes: " + ec.message());
-        }
-        pipes.stdout_r.release();
-        pipes.stderr_r.release();
-        pipes.stdin_w.release();
+        if (auto failed = prepare_spawn(*req, pipes, what)) return start_failed(spawn_failed(*req, failed, what));
+        if (auto ec = attach_pipes({pipes.stdout_r, pipes.stderr_r, pipes.stdin_w}, out_, err_, in_))
+            return start_failed(pipes_failed(ec));
         offload_of(strand_).run(
             worker::spawn, strand_, [req, p = std::move(pipes)]() mutable { return spawn_child(*req, p); },
             [self = shared_from_this(), req](spawn_outcome o) { self->spawned(*req, std::move(o)); });
@@ -141,9 +130,7 @@ private:
 
     void spawned(const spawn_request& req, spawn_outcome o)
     {
-        if (o.error)
-            return start_failed(classify_spawn_error(req, o.error, o.what),
-                                plan_.failure_prefix + ": " + describe_spawn_error(req, o.error, o.what), o.setup_failed);
+        if (o.error) return start_failed(spawn_failed(req, o.error, o.what), o.setup_failed);
         run(std::move(o.child), o.started);
     }
 
@@ -164,19 +151,11 @@ private:
                 });
             }
         }
-        error_code ec;
-        if (out_.assign(started.stdout_r.get(), ec) || err_.assign(started.stderr_r.get(), ec) ||
-            in_.assign(asio::local::stream_protocol(), started.stdin_w.get(), ec)) {
-            out_.release();
-            err_.release();
-            if (in_.is_open()) in_.release();
+        if (auto ec = attach_pipes({started.stdout_r, started.stderr_r, started.stdin_w}, out_, err_, in_)) {
             child_ = std::move(started.child);
             child_.kill_and_reap();
-            return start_failed(ec, plan_.failure_prefix + ": cannot watch the pipes: " + ec.message());
+            return start_failed(pipes_failed(ec));
         }
-        started.stdout_r.release();
-        started.stderr_r.release();
-        started.stdin_w.release();
         stdin_ = started.hand_off + (stdin_ ? *stdin_ : std::string());
         warm_ = true;
         if (!started.end_token.empty()) {
@@ -430,12 +409,14 @@ private:
     }
 
     // `setup_failed`: the launch's own step failed, not the program's exec.
-    void start_failed(boost::system::error_code code, const std::string& message, bool setup_failed = true)
+    void start_failed(const spawn_failure& f, bool setup_failed = true)
     {
         stop_io();
         exec_result result;
         const bool launchers = plan_.throw_on_start_failure || (setup_failed && !plan_.limits.empty());
-        std::exception_ptr ep = machine_.cancelled() ? aborted() : start_failure(code, message, launchers, result);
+        std::exception_ptr ep = machine_.cancelled()
+                                    ? aborted()
+                                    : start_failure(f.code, plan_.failure_prefix + ": " + f.why, launchers, result);
         if (!ep && on_output_) {
             try {
                 on_output_(stream_kind::err, result.err);

@@ -13,7 +13,6 @@
 #include <sandbox/exec_options.hpp>
 #include <sandbox/exec_result.hpp>
 #include <sandbox/output.hpp>
-#include <sandbox/process.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -121,11 +120,6 @@ spawn_request take_spawn_request(launch_plan& plan);
 /// slot, or with the exception thrown by `on_output`.
 void start_process(asio::any_io_executor ex, launch_plan plan, run_limits limits,
                    std::optional<std::string> stdin_data, output_callback on_output, run_handler handler);
-
-/// Starts a long-lived process from a plan (no clocks: the owner decides when it ends; the
-/// drain of `limits` bounds the wait for stderr after the exit). Throws launch_error when it
-/// cannot be started. Waits for the spawn, which runs on a spawner thread.
-process start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_limits& limits);
 
 /// After the child is gone: the engine's own removal (`plan.cleanup_argv`, when
 /// `ended_by_us`), then `plan.cleanup` on a blocking-work thread, then `done` on `s`.

@@ -25,12 +25,15 @@ namespace sandbox::detail {
 /// A long-lived process: the same launch plans, spawn, child handle, exit watch and cleanup
 /// as executions, but the caller drives stdin and stdout. The child is looked at under a
 /// mutex, because kill(), running() and the owner's destructor may come from any thread.
+/// How much of a long-lived process's stderr is kept (process::stderr_tail_bytes).
+inline constexpr std::size_t stderr_tail_bytes = 64 * 1024;
+
 struct process_state : std::enable_shared_from_this<process_state> {
     using clock = std::chrono::steady_clock;
 
     process_state(asio::any_io_executor ex, launch_plan p, const run_limits& l)
         : strand(asio::make_strand(ex)), in(strand), out(strand), err(strand), plan(std::move(p)), limits(l),
-          exit(strand), drain(strand), err_tail(process::stderr_tail_bytes)
+          exit(strand), drain(strand), err_tail(stderr_tail_bytes)
     {
     }
     ~process_state() { shut_down(true); }
@@ -86,6 +89,12 @@ struct process_state : std::enable_shared_from_this<process_state> {
     /// Registers a waiter unless the end is already known.
     bool add_waiter(const std::shared_ptr<waiter>& w);
 };
+
+/// Starts a long-lived process from a plan (no clocks: the owner decides when it ends; the
+/// drain of `limits` bounds the wait for stderr after the exit): the state a `process` holds.
+/// Throws launch_error when it cannot be started. Waits for the spawn, which runs on a
+/// spawner thread.
+std::shared_ptr<process_state> start_long_lived(asio::any_io_executor ex, launch_plan plan, const run_limits& limits);
 
 }  // namespace sandbox::detail
 
