@@ -48,25 +48,34 @@ struct boost::system::is_error_code_enum<sandbox::errc> : std::true_type {};
 
 namespace sandbox {
 
-/// A driver could not launch the command: its binary is missing or unusable, its engine is
-/// not running, or its work dir could not be made. code() says which kind (an errc, or the
-/// system's errno when the OS refused); what() says which and why, e.g.
-/// "Failed to start docker: /usr/bin/docker: No such file or directory".
-class SANDBOX_DECL launch_error : public boost::system::system_error {
+/// What the library throws when the system refuses something (the workspace's file
+/// operations, a launch): a boost::system::system_error, so one `catch` covers them all,
+/// whose what() is the message as written, without Boost's "[category:value]" suffix.
+class SANDBOX_DECL system_error : public boost::system::system_error {
 public:
-    /// A launch error with its kind and the whole message.
-    launch_error(boost::system::error_code code, const std::string& message)
+    /// An error with its code and the whole message.
+    system_error(boost::system::error_code code, const std::string& message)
         : boost::system::system_error(code, message), message_(message)
     {
     }
-    /// A launch error of kind errc::driver_unavailable.
-    explicit launch_error(const std::string& message) : launch_error(errc::driver_unavailable, message) {}
 
     /// The message alone, without the code's text appended.
     const char* what() const noexcept override { return message_.c_str(); }
 
 private:
     std::string message_;
+};
+
+/// A driver could not launch the command: its binary is missing or unusable, its engine is
+/// not running, or its work dir could not be made. code() says which kind (an errc, or the
+/// system's errno when the OS refused); what() says which and why, e.g.
+/// "Failed to start docker: /usr/bin/docker: No such file or directory".
+class SANDBOX_DECL launch_error : public system_error {
+public:
+    /// A launch error with its kind and the whole message.
+    launch_error(boost::system::error_code code, const std::string& message) : system_error(code, message) {}
+    /// A launch error of kind errc::driver_unavailable.
+    explicit launch_error(const std::string& message) : launch_error(errc::driver_unavailable, message) {}
 };
 
 }  // namespace sandbox

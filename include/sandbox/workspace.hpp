@@ -5,10 +5,14 @@
 #include <sandbox/detail/export.hpp>
 #include <sandbox/detail/unique_fd.hpp>
 
+#include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
+
 #include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,16 +61,22 @@ struct limited_read {
 /// - A path containing NUL is refused.
 ///
 /// \par Errors
-/// Every failure is a std::system_error whose message names the path as given:
+/// Every failure throws boost::system::system_error (the family of sandbox::launch_error, so
+/// one `catch` covers the whole library) whose message names the path as given:
 /// - a lexical refusal (`..` leaves the root, removing the root) has
-///   std::errc::permission_denied: `workspace: refused "../x": it leaves the workspace root
+///   errc::permission_denied: `workspace: refused "../x": it leaves the workspace root
 ///   /tmp/w`;
 /// - a refusal by the kernel keeps its code: EXDEV (the path resolves outside the root
 ///   through a symlink) or ELOOP (a magic link or a symlink loop);
 /// - a NUL in the path, or reading or writing something that is neither a regular file nor
-///   a directory (a FIFO, a socket, a device), has std::errc::invalid_argument;
+///   a directory (a FIFO, a socket, a device), has errc::invalid_argument;
 /// - an OS error keeps its code and names the operation: `workspace: read_file
 ///   "missing.txt": No such file or directory`.
+///
+/// Each operation also has an overload taking a `boost::system::error_code&` last, as
+/// std::filesystem does: it sets the same code (and clears it on success) instead of
+/// throwing, and returns an empty value on failure. The message naming the path is what it
+/// gives up.
 ///
 /// \par Thread safety
 /// Every member function except set_mount_alias() and assignment may be called
@@ -75,8 +85,10 @@ struct limited_read {
 class SANDBOX_DECL workspace {
 public:
     /// Opens `root`, which must exist and be a directory; otherwise throws
-    /// std::system_error naming it.
+    /// boost::system::system_error naming it.
     explicit workspace(std::filesystem::path root);
+    /// The same without throwing: empty, with `ec` set, when `root` cannot be opened.
+    static std::optional<workspace> open(std::filesystem::path root, boost::system::error_code& ec);
 
     /// Takes over the other's root descriptor and alias.
     workspace(workspace&&) noexcept = default;
@@ -93,28 +105,51 @@ public:
 
     /// The whole file.
     [[nodiscard]] std::string read_file(std::string_view path) const;
+    /// The same, setting `ec` instead of throwing.
+    [[nodiscard]] std::string read_file(std::string_view path, boost::system::error_code& ec) const;
     /// At most `max` bytes; reads at most `max + 1` to tell whether the file continued.
     /// `max == 0` means no limit.
     [[nodiscard]] limited_read read_file_limit(std::string_view path, std::uint64_t max) const;
+    /// The same, setting `ec` instead of throwing.
+    [[nodiscard]] limited_read read_file_limit(std::string_view path, std::uint64_t max,
+                                               boost::system::error_code& ec) const;
 
     /// Creates or truncates the file; `mode` (less the umask) applies on creation only.
     /// The parent directory must exist.
     void write_file(std::string_view path, std::string_view data, mode_t mode = 0644);
+    /// The same, setting `ec` instead of throwing.
+    void write_file(std::string_view path, std::string_view data, boost::system::error_code& ec);
+    /// The same, setting `ec` instead of throwing.
+    void write_file(std::string_view path, std::string_view data, mode_t mode, boost::system::error_code& ec);
     /// Appends with `O_APPEND`, creating the file if missing; never reads what is there.
     void append_file(std::string_view path, std::string_view data, mode_t mode = 0644);
+    /// The same, setting `ec` instead of throwing.
+    void append_file(std::string_view path, std::string_view data, boost::system::error_code& ec);
+    /// The same, setting `ec` instead of throwing.
+    void append_file(std::string_view path, std::string_view data, mode_t mode, boost::system::error_code& ec);
 
     /// The entries of a directory except `.` and `..`, sorted by name.
     [[nodiscard]] std::vector<dir_entry> list_dir(std::string_view path) const;
+    /// The same, setting `ec` instead of throwing.
+    [[nodiscard]] std::vector<dir_entry> list_dir(std::string_view path, boost::system::error_code& ec) const;
     /// Creates the directory and any missing parents; an existing directory is fine.
     void make_dir_all(std::string_view path, mode_t mode = 0755);
+    /// The same, setting `ec` instead of throwing.
+    void make_dir_all(std::string_view path, boost::system::error_code& ec);
+    /// The same, setting `ec` instead of throwing.
+    void make_dir_all(std::string_view path, mode_t mode, boost::system::error_code& ec);
     /// Removes one file, symlink (never its target) or empty directory. Never recursive;
     /// the root itself is refused.
     void remove(std::string_view path);
+    /// The same, setting `ec` instead of throwing.
+    void remove(std::string_view path, boost::system::error_code& ec);
 
     /// The path fenced as the operations above fence it (including the kernel check of the
     /// deepest existing ancestor), cleaned and relative to the root; "." for the root.
     /// For handing a working directory to something that runs inside the workspace.
     [[nodiscard]] std::filesystem::path rel_in_root(std::string_view path) const;
+    /// The same, setting `ec` instead of throwing.
+    [[nodiscard]] std::filesystem::path rel_in_root(std::string_view path, boost::system::error_code& ec) const;
 
     /// Declares the absolute path at which the root appears to commands, e.g. the
     /// container mount point "/workspace". One trailing '/' is trimmed; "" (or "/")

@@ -3,6 +3,7 @@
 // sandbox::process, the handle users hold: its I/O and its end.
 #include "run/process_state.hpp"
 
+#include <sandbox/errors.hpp>
 #include <sandbox/process.hpp>
 
 #include <boost/asio/append.hpp>
@@ -49,10 +50,12 @@ pid_t process::pid() const noexcept
     return state_->child.pid();
 }
 
+static_assert(process::stderr_tail_bytes == detail::stderr_tail_bytes);
+
 namespace {
 [[noreturn]] void refuse_empty(const char* what)
 {
-    throw boost::system::system_error(asio::error::bad_descriptor, std::string("process::") + what + ": empty (moved from)");
+    throw system_error(asio::error::bad_descriptor, std::string("process::") + what + ": empty (moved from)");
 }
 // A read or write on an empty process: bad_descriptor, never inline.
 void empty_io(asio::any_completion_handler<process::io_signature> handler)
@@ -119,7 +122,7 @@ asio::awaitable<std::size_t> process::read_some(asio::mutable_buffer buffer)
     boost::system::error_code ec;
     const auto n = co_await async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
     if (ec == asio::error::eof) co_return 0;
-    if (ec) throw boost::system::system_error(ec, "process: reading stdout");
+    if (ec) throw system_error(ec, "process: reading stdout: " + ec.message());
     co_return n;
 }
 
@@ -135,7 +138,7 @@ asio::awaitable<std::optional<std::string>> process::read_line()
         st->line_buffer.erase(0, n);
         co_return line;
     }
-    if (ec != asio::error::eof) throw boost::system::system_error(ec, "process: reading stdout");
+    if (ec != asio::error::eof) throw system_error(ec, "process: reading stdout: " + ec.message());
     if (st->line_buffer.empty()) co_return std::nullopt;
     co_return std::exchange(st->line_buffer, {});
 }
@@ -176,7 +179,7 @@ asio::awaitable<exec_result> wait_on(std::shared_ptr<detail::process_state> st)
         co_await w->ended.async_receive(asio::redirect_error(asio::use_awaitable, ec));
         std::unique_lock lock(st->mutex);
         if (!st->finished)  // our caller was cancelled, not woken
-            throw boost::system::system_error(asio::error::operation_aborted, "process::wait");
+            throw system_error(asio::error::operation_aborted, "process::wait: cancelled");
     }
     std::lock_guard lock(st->mutex);
     exec_result r = st->result;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include <sandbox/workspace.hpp>
 
+#include <sandbox/errors.hpp>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -15,6 +17,7 @@
 #include <limits>
 #include <stdexcept>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 
 namespace sandbox {
@@ -22,6 +25,28 @@ namespace sandbox {
 namespace {
 
 using detail::unique_fd;
+using boost::system::error_code;
+
+// The message as std::system_error wrote it before: what, then the code's text.
+system_error failure(error_code ec, const std::string& what) { return {ec, what + ": " + ec.message()}; }
+namespace errc = boost::system::errc;
+
+error_code os_code(int err) { return {err, boost::system::system_category()}; }
+
+// The error_code overloads: the throwing form's code, without the exception escaping. Every
+// failure inside is already a system_error naming its path; keeping one code path means the
+// two forms can never disagree on what is refused.
+template <class F>
+auto code_of(error_code& ec, F&& f) -> decltype(f())
+{
+    ec.clear();
+    try {
+        return f();
+    } catch (const boost::system::system_error& e) {
+        ec = e.code();
+    }
+    if constexpr (!std::is_void_v<decltype(f())>) return {};
+}
 
 // The kernel gives EAGAIN when a rename elsewhere might have moved a ".." step; it asks us
 // to retry. Bounded so a hostile renamer cannot keep us spinning forever.
@@ -49,23 +74,23 @@ std::string quote_path(std::string_view p)
     return s + '"';
 }
 
-std::system_error refusal(std::error_code ec, std::string_view path, const std::string& why)
+system_error refusal(error_code ec, std::string_view path, const std::string& why)
 {
-    return {ec, "workspace: refused " + quote_path(path) + ": " + why};
+    return failure(ec, "workspace: refused " + quote_path(path) + ": " + why);
 }
 
-std::system_error os_error(int err, const char* op, std::string_view path)
+system_error os_error(int err, const char* op, std::string_view path)
 {
-    return {std::error_code(err, std::system_category()), std::string("workspace: ") + op + " " + quote_path(path)};
+    return failure(os_code(err), std::string("workspace: ") + op + " " + quote_path(path));
 }
 
 // `subject` is what we were doing, e.g. `read_file "f.txt"`.
-std::system_error no_openat2(int err, const std::string& subject)
+system_error no_openat2(int err, const std::string& subject)
 {
-    return {std::error_code(err, std::system_category()),
+    return failure(os_code(err),
             "workspace: " + subject +
                 ": openat2 is unavailable (Linux 5.6 or later is needed, and a seccomp filter may block it); "
-                "refusing to resolve paths without it"};
+                "refusing to resolve paths without it");
 }
 
 // openat2 beneath `root_fd`; the descriptor, or -errno.
@@ -85,17 +110,17 @@ int openat2_beneath(int root_fd, const std::string& rel, int flags, mode_t mode)
     }
 }
 
-// The std::system_error for openat2's `err` on `path`.
-std::system_error open_error(int err, const char* op, std::string_view path, const std::filesystem::path& root)
+// The system_error for openat2's `err` on `path`.
+system_error open_error(int err, const char* op, std::string_view path, const std::filesystem::path& root)
 {
     switch (err) {
     case EXDEV:
         // ".." never reaches the kernel (fence() applies it), so a symlink did this.
-        return refusal(std::error_code(err, std::system_category()), path,
+        return refusal(os_code(err), path,
                        "it goes through a symlink that is absolute or leads outside the workspace root " +
                            root.string());
     case ELOOP:
-        return refusal(std::error_code(err, std::system_category()), path,
+        return refusal(os_code(err), path,
                        "it goes through a /proc magic link or a symlink loop");
     case ENOSYS:
         return no_openat2(err, op + (" " + quote_path(path)));
@@ -134,8 +159,7 @@ void require_regular(int fd, const char* op, std::string_view path)
     if (::fstat(fd, &st) != 0) throw os_error(errno, op, path);
     if (S_ISDIR(st.st_mode)) throw os_error(EISDIR, op, path);
     if (!S_ISREG(st.st_mode))
-        throw std::system_error(std::make_error_code(std::errc::invalid_argument),
-                                std::string("workspace: ") + op + " " + quote_path(path) + ": not a regular file");
+        throw failure(errc::make_error_code(errc::invalid_argument), std::string("workspace: ") + op + " " + quote_path(path) + ": not a regular file");
 }
 
 // Reads until EOF or `cap` bytes, asking the kernel for never more than `cap` in total.
@@ -170,17 +194,18 @@ std::string read_up_to(int fd, std::uint64_t cap, const char* op, std::string_vi
 
 workspace::workspace(std::filesystem::path root)
 {
-    root_ = std::filesystem::absolute(root).lexically_normal();
+    std::error_code cwd_error;
+    root_ = std::filesystem::absolute(root, cwd_error).lexically_normal();
+    if (cwd_error)
+        throw failure(os_code(cwd_error.value()), "workspace: cannot make root " + quote_path(root.native()) + " absolute");
     if (!root_.has_filename() && root_ != root_.root_path()) root_ = root_.parent_path();
 
     const int fd = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
         if (err == ENOTDIR)
-            throw std::system_error(std::error_code(err, std::system_category()),
-                                    "workspace: root " + quote_path(root_.native()) + " is not a directory");
-        throw std::system_error(std::error_code(err, std::system_category()),
-                                "workspace: cannot open root " + quote_path(root_.native()));
+            throw failure(os_code(err), "workspace: root " + quote_path(root_.native()) + " is not a directory");
+        throw failure(os_code(err), "workspace: cannot open root " + quote_path(root_.native()));
     }
     root_fd_.reset(fd);
 
@@ -208,7 +233,7 @@ workspace::workspace(std::filesystem::path root)
 std::string workspace::fence(std::string_view path) const
 {
     if (path.find('\0') != std::string_view::npos)
-        throw refusal(std::make_error_code(std::errc::invalid_argument), path, "it contains a NUL byte");
+        throw refusal(errc::make_error_code(errc::invalid_argument), path, "it contains a NUL byte");
 
     auto parts = components(path);
     if (!alias_.empty() && !path.empty() && path.front() == '/') {
@@ -224,7 +249,7 @@ std::string workspace::fence(std::string_view path) const
         if (part != "..") {
             kept.push_back(part);
         } else if (kept.empty()) {
-            throw refusal(std::make_error_code(std::errc::permission_denied), path,
+            throw refusal(errc::make_error_code(errc::permission_denied), path,
                           "it leaves the workspace root " + root_.string());
         } else {
             kept.pop_back();
@@ -364,7 +389,7 @@ void workspace::remove(std::string_view path)
 {
     const auto rel = fence(path);
     if (rel == ".")
-        throw refusal(std::make_error_code(std::errc::permission_denied), path,
+        throw refusal(errc::make_error_code(errc::permission_denied), path,
                       "the workspace root " + root_.string() + " cannot be removed");
     const auto [parent_rel, name] = split_parent(rel);
     const auto parent = open_beneath("remove", path, parent_rel, O_PATH | O_DIRECTORY);
@@ -393,6 +418,66 @@ std::filesystem::path workspace::rel_in_root(std::string_view path) const
         probe = split_parent(probe).first;
     }
     return rel;
+}
+
+std::optional<workspace> workspace::open(std::filesystem::path root, error_code& ec)
+{
+    return code_of(ec, [&] { return std::optional<workspace>(workspace(std::move(root))); });
+}
+
+std::string workspace::read_file(std::string_view path, error_code& ec) const
+{
+    return code_of(ec, [&] { return read_file(path); });
+}
+
+limited_read workspace::read_file_limit(std::string_view path, std::uint64_t max, error_code& ec) const
+{
+    return code_of(ec, [&] { return read_file_limit(path, max); });
+}
+
+void workspace::write_file(std::string_view path, std::string_view data, error_code& ec)
+{
+    write_file(path, data, 0644, ec);
+}
+
+void workspace::write_file(std::string_view path, std::string_view data, mode_t mode, error_code& ec)
+{
+    code_of(ec, [&] { write_file(path, data, mode); });
+}
+
+void workspace::append_file(std::string_view path, std::string_view data, error_code& ec)
+{
+    append_file(path, data, 0644, ec);
+}
+
+void workspace::append_file(std::string_view path, std::string_view data, mode_t mode, error_code& ec)
+{
+    code_of(ec, [&] { append_file(path, data, mode); });
+}
+
+std::vector<dir_entry> workspace::list_dir(std::string_view path, error_code& ec) const
+{
+    return code_of(ec, [&] { return list_dir(path); });
+}
+
+void workspace::make_dir_all(std::string_view path, error_code& ec)
+{
+    make_dir_all(path, 0755, ec);
+}
+
+void workspace::make_dir_all(std::string_view path, mode_t mode, error_code& ec)
+{
+    code_of(ec, [&] { make_dir_all(path, mode); });
+}
+
+void workspace::remove(std::string_view path, error_code& ec)
+{
+    code_of(ec, [&] { remove(path); });
+}
+
+std::filesystem::path workspace::rel_in_root(std::string_view path, error_code& ec) const
+{
+    return code_of(ec, [&] { return rel_in_root(path); });
 }
 
 void workspace::set_mount_alias(std::string prefix)

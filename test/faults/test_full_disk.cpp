@@ -140,7 +140,7 @@ BOOST_AUTO_TEST_CASE(a_workspace_write_on_a_full_filesystem_fails_with_enospc_na
     try {
         ws.write_file("notes.txt", std::string(8192, 'x'));
         BOOST_ERROR("a write on a full filesystem succeeded");
-    } catch (const std::system_error& e) {
+    } catch (const boost::system::system_error& e) {
         BOOST_TEST(e.code().value() == ENOSPC, e.what());
         BOOST_TEST(mentions(e.what(), "notes.txt"), e.what());
     }
@@ -149,7 +149,7 @@ BOOST_AUTO_TEST_CASE(a_workspace_write_on_a_full_filesystem_fails_with_enospc_na
     try {
         ws.make_dir_all("a/b");
         BOOST_ERROR("a directory was made without a free inode");
-    } catch (const std::system_error& e) {
+    } catch (const boost::system::system_error& e) {
         BOOST_TEST(e.code().value() == ENOSPC, e.what());
         BOOST_TEST(mentions(e.what(), "a"), e.what());
     }

@@ -488,7 +488,7 @@ void run_op(fz::reader& r, const context& c, op o)
             break;
         }
         }
-    } catch (const std::system_error&) {
+    } catch (const boost::system::system_error&) {
         // Refusals and OS errors are results; only what they might have touched is checked.
     }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // Helpers for the workspace tests: host-side file access that bypasses the workspace (to
-// plant and inspect files), and capturing a std::system_error.
+// plant and inspect files), and capturing a boost::system::system_error.
 #ifndef SANDBOX_TEST_WORKSPACE_SUPPORT_HPP
 #define SANDBOX_TEST_WORKSPACE_SUPPORT_HPP
 
@@ -52,14 +52,22 @@ inline bool host_exists(const fs::path& p)
     return fs::exists(fs::symlink_status(p, ec));
 }
 
+/// What a workspace operation threw: its code and its whole message.
+struct caught_error {
+    boost::system::error_code ec;
+    std::string message;
+    const boost::system::error_code& code() const { return ec; }
+    const char* what() const { return message.c_str(); }
+};
+
 /// What `fn` threw, or nullopt if it returned normally. Anything other than a
-/// std::system_error propagates and fails the test.
-inline std::optional<std::system_error> error_of(const std::function<void()>& fn)
+/// boost::system::system_error propagates and fails the test.
+inline std::optional<caught_error> error_of(const std::function<void()>& fn)
 {
     try {
         fn();
-    } catch (const std::system_error& e) {
-        return e;
+    } catch (const boost::system::system_error& e) {
+        return caught_error{e.code(), e.what()};
     }
     return std::nullopt;
 }
@@ -83,7 +91,7 @@ inline std::ostream& boost_test_print_type(std::ostream& os, const dir_entry& e)
 }
 }  // namespace sandbox
 
-/// Checks that `expr` throws a std::system_error with `want_code` whose message names
+/// Checks that `expr` throws a boost::system::system_error with `want_code` whose message names
 /// `want_path` in quotes.
 #define SANDBOX_CHECK_REFUSED(expr, want_code, want_path)                                                    \
     do {                                                                                                     \

@@ -84,7 +84,7 @@ BOOST_AUTO_TEST_CASE(exec_refuses_dir_escape)
 {
     // A working directory goes through the fence before a runner is made for it.
     for (const char* escape : {"../..", "../escape"}) {
-        BOOST_CHECK_EXCEPTION((void)ws.rel_in_root(escape), std::system_error, [&](const std::system_error& e) {
+        BOOST_CHECK_EXCEPTION((void)ws.rel_in_root(escape), boost::system::system_error, [&](const boost::system::system_error& e) {
             return contains(e.what(), escape);
         });
     }

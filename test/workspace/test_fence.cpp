@@ -336,7 +336,7 @@ BOOST_FIXTURE_TEST_CASE(without_openat2_it_fails_closed, ws_fixture)
             try {
                 workspace w(root);
                 return "constructed";
-            } catch (const std::system_error& e) {
+            } catch (const boost::system::system_error& e) {
                 return std::to_string(e.code().value()) + " " + e.what();
             }
         });
@@ -356,7 +356,7 @@ BOOST_FIXTURE_TEST_CASE(without_openat2_it_fails_closed, ws_fixture)
         for (const char* p : {"f.txt", "leak"}) {
             try {
                 out += "read " + ws.read_file(p) + ";";
-            } catch (const std::system_error& e) {
+            } catch (const boost::system::system_error& e) {
                 out += std::to_string(e.code().value()) + " " + e.what() + ";";
             }
         }

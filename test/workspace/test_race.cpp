@@ -99,7 +99,7 @@ read_counts hammer(const flipper& f, const std::function<std::string()>& attempt
                 ++c.inside;
             else
                 ++c.other;
-        } catch (const std::system_error& e) {
+        } catch (const boost::system::system_error& e) {
             if (e.code() == std::errc::cross_device_link) {
                 ++c.refused;
             } else {
@@ -190,7 +190,7 @@ BOOST_FIXTURE_TEST_CASE(a_flipping_parent_never_creates_or_removes_outside, ws_f
             // that as a normal inside outcome.
             try {
                 ws.remove("dl/victim.txt");
-            } catch (const std::system_error& e) {
+            } catch (const boost::system::system_error& e) {
                 if (e.code() != std::errc::no_such_file_or_directory) throw;
             }
         }

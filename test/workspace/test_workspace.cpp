@@ -5,6 +5,7 @@
 // ListDirSeesWrites, plus what a plain path check never catches.
 #include "support.hpp"
 
+#include <sandbox/errors.hpp>
 #include <sandbox/workspace.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -556,6 +557,73 @@ BOOST_AUTO_TEST_CASE(the_root_descriptor_outlives_a_rename_of_the_root)
     ws.write_file("g", "still b");
     BOOST_TEST(host_read(dir.path / "b" / "g") == "still b");
     BOOST_TEST(!host_exists(dir.path / "a" / "g"));
+}
+
+// One family: a workspace refusal and a driver's launch failure are caught by one handler.
+BOOST_FIXTURE_TEST_CASE(one_catch_covers_workspace_and_launch_errors, ws_fixture)
+{
+    const auto caught = [](auto&& fn) {
+        try {
+            fn();
+        } catch (const boost::system::system_error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    BOOST_TEST(contains(caught([&] { (void)ws.read_file("../x"); }), "refused \"../x\""));
+    BOOST_TEST(contains(caught([&] { workspace w(root / "missing"); }), "missing"));
+    BOOST_TEST(contains(caught([] { throw sandbox::launch_error(sandbox::errc::driver_unavailable, "Failed to start x"); }),
+                        "Failed to start x"));
+}
+
+// The error_code overloads give the throwing form's code, clear it on success, never throw.
+BOOST_FIXTURE_TEST_CASE(error_code_overloads_report_what_the_throwing_forms_throw, ws_fixture)
+{
+    boost::system::error_code ec = make_error_code(boost::system::errc::io_error);
+    ws.write_file("f", "data", ec);
+    BOOST_TEST(!ec);
+    BOOST_TEST(ws.read_file("f", ec) == "data");
+    BOOST_TEST(!ec);
+    ws.append_file("f", "+", 0600, ec);
+    BOOST_TEST((ws.read_file_limit("f", 3, ec) == limited_read{"dat", true}));
+    BOOST_TEST(!ec);
+
+    BOOST_TEST(ws.read_file("missing", ec).empty());
+    BOOST_TEST((ec == boost::system::errc::no_such_file_or_directory), ec.message());
+    BOOST_TEST(ws.read_file_limit("../f", 3, ec).data.empty());
+    BOOST_TEST((ec == boost::system::errc::permission_denied), ec.message());
+    ws.write_file("no/parent", "x", ec);
+    BOOST_TEST((ec == boost::system::errc::no_such_file_or_directory), ec.message());
+    ws.append_file("../f", "x", ec);
+    BOOST_TEST((ec == boost::system::errc::permission_denied), ec.message());
+
+    ws.make_dir_all("a/b", ec);
+    BOOST_TEST(!ec);
+    ws.make_dir_all("f/sub", 0700, ec);
+    BOOST_TEST((ec == boost::system::errc::not_a_directory), ec.message());
+    BOOST_TEST(ws.list_dir("a", ec) == (std::vector<dir_entry>{{"b", true}}));
+    BOOST_TEST(!ec);
+    BOOST_TEST(ws.list_dir("nope", ec).empty());
+    BOOST_TEST(ec.failed());
+    ws.remove("", ec);
+    BOOST_TEST((ec == boost::system::errc::permission_denied), ec.message());
+    ws.remove("a/b", ec);
+    BOOST_TEST(!ec);
+    BOOST_TEST(ws.rel_in_root("/a/./x", ec) == "a/x");
+    BOOST_TEST(!ec);
+    BOOST_TEST(ws.rel_in_root("../../etc", ec).empty());
+    BOOST_TEST((ec == boost::system::errc::permission_denied), ec.message());
+
+    fs::create_symlink(outside, root / "out");
+    BOOST_TEST(ws.read_file("out/x", ec).empty());
+    BOOST_TEST(ec.value() == EXDEV, ec.message());
+
+    auto opened = workspace::open(root, ec);
+    BOOST_TEST_REQUIRE(opened.has_value());
+    BOOST_TEST(!ec);
+    BOOST_TEST(opened->read_file("f") == "data+");
+    BOOST_TEST(!workspace::open(root / "f", ec).has_value());
+    BOOST_TEST((ec == boost::system::errc::not_a_directory), ec.message());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
