@@ -141,7 +141,7 @@ SANDBOX_DECL std::unique_ptr<command_runner> make_runner(execution_policy policy
                                                          driver_options options = {});
 
 /// The same by name; throws std::invalid_argument
-/// "Unsupported sandbox driver: <name>. Allowed: host, docker, podman, firejail, bubblewrap, slurm, landlock".
+/// "Unsupported sandbox driver: <name>. Allowed: ..." as parse_driver() does.
 SANDBOX_DECL std::unique_ptr<command_runner> make_runner(execution_policy policy, std::string_view driver_name,
                                                          driver_options options = {});
 

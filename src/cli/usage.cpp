@@ -2,7 +2,30 @@
 // The --help text of sandbox-run.
 #include "options.hpp"
 
+#include <sandbox/driver.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
 namespace sandbox::cli {
+
+namespace {
+
+// "  name        summary", one line a driver, from the library's table (the bash completion
+// reads the names back from here).
+std::string driver_lines()
+{
+    std::string out;
+    for (const auto& row : driver_table) {
+        std::string line = "  " + std::string(row.name);
+        line.resize(std::max<std::size_t>(line.size() + 2, 14), ' ');
+        out += line + std::string(row.summary) + "\n";
+    }
+    return out;
+}
+
+}  // namespace
 
 std::string usage_text()
 {
@@ -20,10 +43,8 @@ Policy (the --policy file is loaded first, then the flags override it):
                            readable_paths, writable_paths, env, inherit_env,
                            network_enabled, stdout_limit_bytes, stderr_limit_bytes,
                            env_allowlist, disk_limit
-  --driver NAME            host (default), docker, podman, firejail, bubblewrap,
-                           landlock (Landlock and seccomp on the host, no namespaces)
-                           or slurm (each command a Slurm job step, on the node the
-                           scheduler picks; see --inner-driver)
+  --driver NAME            where the command runs: host (the default) or another of
+                           the drivers listed below
   --image IMAGE            container image for docker and podman (default alpine:3)
   --partition NAME         slurm: the partition (default: the cluster's default)
   --inner-driver NAME      slurm: what applies the policy on the node, bubblewrap
@@ -144,6 +165,8 @@ it. SIZE is in bytes or with K, M, G or T, in any case and with an optional frac
 (64k, 1.5G): all powers of 1024, so KB, MB, GB and TB mean KiB, MiB, GiB and TiB here
 (as docker and systemd read them). A value below a flag's minimum is refused.
 
+Drivers:
+)" + driver_lines() + R"(
 Exit status, one command:
   N        the command's own exit status
   124      the command timed out (wall or idle), as with GNU timeout

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// The drivers: a new one is a file with its row, and a line here.
+// The drivers: a new one is a file with its spec, and a line here (the array is as long as
+// sandbox::driver_table, so a missing line does not build).
 #include "drivers/driver_spec.hpp"
 
 #include <array>
@@ -11,7 +12,7 @@ namespace sandbox::detail {
 
 namespace {
 
-constexpr std::array<std::reference_wrapper<const driver_spec>, 7> table{
+constexpr std::array<std::reference_wrapper<const driver_spec>, all_drivers.size()> table{
     host_driver, docker_driver, podman_driver, bubblewrap_driver, firejail_driver, slurm_driver, landlock_driver,
 };
 

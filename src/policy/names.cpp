@@ -3,31 +3,50 @@
 #include <sandbox/driver.hpp>
 #include <sandbox/output.hpp>
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
 namespace sandbox {
 
-std::string_view to_string(driver d) noexcept
+// Each enumerator at its own index: to_string() is an index, and a row out of place fails
+// the build here rather than naming the wrong driver.
+static_assert([] {
+    for (std::size_t i = 0; i < driver_table.size(); ++i)
+        if (static_cast<std::size_t>(driver_table[i].id) != i) return false;
+    return true;
+}());
+// A switch with no default, so that an enumerator added without a row is a -Wswitch
+// warning here (an error in our builds) as well as an out-of-range index below.
+constexpr bool in_table(driver d)
 {
     switch (d) {
-    case driver::host: return "host";
-    case driver::docker: return "docker";
-    case driver::podman: return "podman";
-    case driver::firejail: return "firejail";
-    case driver::bubblewrap: return "bubblewrap";
-    case driver::slurm: return "slurm";
-    case driver::landlock: return "landlock";
+    case driver::host:
+    case driver::docker:
+    case driver::podman:
+    case driver::firejail:
+    case driver::bubblewrap:
+    case driver::slurm:
+    case driver::landlock: return static_cast<std::size_t>(d) < driver_table.size();
     }
-    return "unknown";
+    return false;
+}
+static_assert(in_table(driver::landlock));
+
+std::string_view to_string(driver d) noexcept
+{
+    const auto i = static_cast<std::size_t>(d);
+    return i < driver_table.size() ? driver_table[i].name : "unknown";
 }
 
 driver parse_driver(std::string_view name)
 {
-    for (driver d : all_drivers)
-        if (to_string(d) == name) return d;
-    throw std::invalid_argument("Unsupported sandbox driver: " + std::string(name) +
-                                ". Allowed: host, docker, podman, firejail, bubblewrap, slurm, landlock");
+    std::string allowed;
+    for (const auto& row : driver_table) {
+        if (row.name == name) return row.id;
+        allowed += (allowed.empty() ? "" : ", ") + std::string(row.name);
+    }
+    throw std::invalid_argument("Unsupported sandbox driver: " + std::string(name) + ". Allowed: " + allowed);
 }
 
 std::string_view to_string(stream_kind k) noexcept { return k == stream_kind::out ? "out" : "err"; }

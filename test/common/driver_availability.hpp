@@ -6,6 +6,8 @@
 
 #include "test_support.hpp"
 
+#include "drivers/driver_spec.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <array>
@@ -14,6 +16,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace sandbox {
 
@@ -24,11 +27,26 @@ inline std::ostream& boost_test_print_type(std::ostream& os, driver d) { return 
 
 namespace sandbox::test {
 
-inline constexpr std::array<driver, 6> every_driver{driver::host,       driver::docker,   driver::podman,
-                                                    driver::bubblewrap, driver::firejail, driver::landlock};
-inline constexpr std::array<driver, 5> isolating_drivers{driver::docker, driver::podman, driver::bubblewrap,
-                                                         driver::firejail, driver::landlock};
-inline constexpr std::array<driver, 2> container_drivers{driver::docker, driver::podman};
+/// The drivers of sandbox::all_drivers for which `keep` holds, in its order.
+template <class Pred>
+std::vector<driver> drivers_where(Pred keep)
+{
+    std::vector<driver> out;
+    for (driver d : all_drivers)
+        if (keep(d)) out.push_back(d);
+    return out;
+}
+
+/// Every driver that runs on this machine alone: all but slurm, which needs a cluster and
+/// has its own suite (test_slurm). Made from the library's table, so a new driver is tested
+/// everywhere these lists are used without a line here.
+inline const std::vector<driver> every_driver = drivers_where([](driver d) { return d != driver::slurm; });
+/// Those of every_driver that isolate (a private work dir per run).
+inline const std::vector<driver> isolating_drivers =
+    drivers_where([](driver d) { return d != driver::slurm && detail::spec_of(d).isolating; });
+/// The container engines.
+inline const std::vector<driver> container_drivers =
+    drivers_where([](driver d) { return detail::spec_of(d).container; });
 
 /// The image docker and podman run: SANDBOX_TEST_IMAGE, else the local busybox image that
 /// scripts/setup-engines.sh imports (no registry is reachable).

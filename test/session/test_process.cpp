@@ -28,8 +28,8 @@ namespace bdata = boost::unit_test::data;
 
 namespace {
 
-const std::vector<driver> process_drivers{driver::host, driver::bubblewrap, driver::docker, driver::podman,
-                                          driver::firejail};
+// Every driver: sessions and long-lived processes work on each.
+const std::vector<driver>& process_drivers = every_driver;
 
 std::string unique_sleep()
 {

@@ -188,8 +188,8 @@ BOOST_FIXTURE_TEST_CASE(writing_after_close_stdin_fails_with_a_code, stream_fixt
     BOOST_TEST(run_coro(ctx, p.wait()).exit_code == 0);
 }
 
-const std::vector<driver> stream_drivers{driver::host, driver::bubblewrap, driver::docker, driver::podman,
-                                         driver::firejail};
+// Every driver: sessions and long-lived processes work on each.
+const std::vector<driver>& stream_drivers = every_driver;
 
 BOOST_DATA_TEST_CASE_F(stream_fixture, a_line_protocol_over_async_read_until_on_every_driver,
                        bdata::make(stream_drivers), d)

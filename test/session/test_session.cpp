@@ -14,8 +14,8 @@ namespace bdata = boost::unit_test::data;
 
 namespace {
 
-const std::vector<driver> session_drivers{driver::host, driver::bubblewrap, driver::docker, driver::podman,
-                                          driver::firejail};
+// Every driver: sessions and long-lived processes work on each.
+const std::vector<driver>& session_drivers = every_driver;
 
 struct session_fixture {
     temp_dir base;
