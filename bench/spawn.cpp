@@ -5,10 +5,23 @@
 //   1. /bin/true through the host runner vs raw posix_spawn + waitpid, 1 and 64 in flight;
 //   2. the same with 2 GiB touched in the parent (fork() would copy its page tables);
 //   3. 1 GiB of stdout captured under a 1 MiB cap vs a raw pipe read loop;
-//   4. resident memory per in-flight execution with 1000 sleeping commands.
+//   4. resident memory per in-flight execution with 1000 sleeping commands;
+//   5. Boost.Process v2's async_execute, its default and its vfork launcher, beside raw
+//      posix_spawn in the same rounds (the rows named "Boost.Process v2"), 1 and 64 in
+//      flight, also with the 2 GiB parent: the library's alternative, measured.
 //
 // Usage: bench_spawn [--runs N] [--rounds R] [--quick] [--json FILE] [--only SUBSTRING]
 #include <sandbox/sandbox.hpp>
+
+// Boost 1.81's Process v2 with std::filesystem (no Boost.Filesystem to link): its config
+// names boost::optional and boost::decay without including them.
+#define BOOST_PROCESS_USE_STD_FS 1
+#include <boost/optional.hpp>
+#include <boost/type_traits/decay.hpp>
+#include <boost/process/v2/execute.hpp>
+#include <boost/process/v2/posix/default_launcher.hpp>
+#include <boost/process/v2/posix/vfork_launcher.hpp>
+#include <boost/process/v2/process.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -18,7 +31,9 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/epoll.h>
@@ -59,6 +74,7 @@ struct figure {
     double lib = 0;
     bool higher_is_better = true;
     std::vector<double> round_ratios;  // library / raw of each round's adjacent pair
+    std::string who = "sandbox";       // what `lib` measured: the library, or a peer
     double ratio() const { return higher_is_better ? lib / raw : raw / lib; }
 };
 
@@ -67,8 +83,8 @@ std::vector<figure> figures;
 void report(const figure& f)
 {
     figures.push_back(f);
-    std::printf("%-44s raw %10.1f %-6s  sandbox %10.1f %-6s  ratio %.2f", f.name.c_str(), f.raw, f.unit.c_str(),
-                f.lib, f.unit.c_str(), f.ratio());
+    std::printf("%-44s raw %10.1f %-6s  %s %10.1f %-6s  ratio %.2f", f.name.c_str(), f.raw, f.unit.c_str(),
+                f.who.c_str(), f.lib, f.unit.c_str(), f.ratio());
     // The spread shows how much the machine moved during the figure: a bar closer to the
     // median than the spread is not settled by one run.
     if (f.round_ratios.size() > 1) {
@@ -264,34 +280,103 @@ double handoff_model_rate(int runs)
     return rate;
 }
 
-// The library: `inflight` coroutines on one io_context (run by `threads` threads), each
-// running its share.
-double lib_spawn_rate(int runs, int inflight, int threads = 1)
+// `inflight` coroutines on one io_context (run by `threads` threads), each running its share
+// of `runs` awaits of `one(ctx)`, an awaitable<bool> that says the run succeeded.
+template <class One>
+double coroutine_rate(int runs, int inflight, int threads, One one)
 {
-    auto runner = sandbox::make_runner(sandbox::execution_policy::defaults(), sandbox::driver::host);
     asio::io_context ctx(threads);
     std::atomic<int> failures{0};
+    std::mutex error_mutex;
+    std::exception_ptr error;
     const auto t0 = clock_type::now();
     for (int w = 0; w < inflight; ++w) {
         const int share = runs / inflight + (w < runs % inflight ? 1 : 0);
         asio::co_spawn(
             ctx,
             [&, share]() -> asio::awaitable<void> {
-                for (int i = 0; i < share; ++i) {
-                    std::vector<std::string> argv{"/bin/true"};
-                    auto r = co_await runner->execute(std::move(argv));
-                    if (!r.success()) failures.fetch_add(1);
-                }
+                for (int i = 0; i < share; ++i)
+                    if (!co_await one(ctx)) failures.fetch_add(1);
             },
-            asio::detached);
+            [&](std::exception_ptr e) {
+                std::lock_guard lock(error_mutex);
+                if (e && !error) error = e;
+            });
     }
     std::vector<std::thread> extra;
     for (int t = 1; t < threads; ++t) extra.emplace_back([&] { ctx.run(); });
     ctx.run();
     for (auto& t : extra) t.join();
     const double rate = runs / seconds_since(t0);
-    if (failures) throw std::runtime_error("library runs failed");
+    if (error) std::rethrow_exception(error);
+    if (failures) throw std::runtime_error("runs failed");
     return rate;
+}
+
+// The library's host runner.
+double lib_spawn_rate(int runs, int inflight, int threads = 1)
+{
+    auto runner = sandbox::make_runner(sandbox::execution_policy::defaults(), sandbox::driver::host);
+    return coroutine_rate(runs, inflight, threads, [&](asio::io_context&) -> asio::awaitable<bool> {
+        std::vector<std::string> argv{"/bin/true"};
+        co_return (co_await runner->execute(std::move(argv))).success();
+    });
+}
+
+// Boost.Process v2: /bin/true launched with `Launcher`, awaited with async_execute, as its
+// documentation shows.
+template <class Launcher>
+double v2_spawn_rate(int runs, int inflight)
+{
+    return coroutine_rate(runs, inflight, 1, [](asio::io_context& ctx) -> asio::awaitable<bool> {
+        auto proc = Launcher()(ctx, "/bin/true", std::vector<std::string>{});
+        co_return co_await boost::process::v2::async_execute(std::move(proc), asio::use_awaitable) == 0;
+    });
+}
+
+// Boost 1.81's vfork launcher fails on its first launch ("assign: Invalid argument") and,
+// with several in flight, its vfork child can run on in the parent's memory instead of
+// exec'ing, which hangs the parent for good: it is measured in a process of its own
+// (this program again, with --v2-vfork), given 30 s.
+double v2_vfork_rate_in_child(int runs, int inflight)
+{
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t fa;
+    ::posix_spawn_file_actions_init(&fa);
+    ::posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    const std::string r = std::to_string(runs), f = std::to_string(inflight);
+    std::vector<const char*> argv{"/proc/self/exe", "--v2-vfork", r.c_str(), f.c_str(), nullptr};
+    pid_t pid = -1;
+    const int rc = ::posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, const_cast<char* const*>(argv.data()), environ);
+    ::posix_spawn_file_actions_destroy(&fa);
+    ::close(out[1]);
+    if (rc != 0) {
+        ::close(out[0]);
+        throw std::runtime_error("cannot start the measuring process");
+    }
+    std::string text;
+    const auto deadline = clock_type::now() + std::chrono::seconds(30);
+    bool timed_out = false;
+    for (;;) {
+        pollfd p{out[0], POLLIN, 0};
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count();
+        if (left <= 0) {
+            timed_out = true;
+            break;
+        }
+        if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+        char buf[512];
+        const ssize_t n = ::read(out[0], buf, sizeof buf);
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    if (timed_out) ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    if (timed_out) throw std::runtime_error("hangs: no answer in 30 s (its vfork child ran on instead of exec'ing)");
+    if (text.rfind("rate ", 0) != 0) throw std::runtime_error(text.empty() ? "the measuring process died" : text);
+    return std::atof(text.c_str() + 5);
 }
 
 // fork+exec for contrast (never used by the library).
@@ -361,6 +446,23 @@ void spawn_figures(int runs, const std::string& suffix)
             auto h = median_of([&] { return raw_spawn_rate(runs, 1); }, [&] { return handoff_model_rate(runs); });
             report({model, "/s", h.raw, h.lib, true, h.round_ratios});
         }
+    }
+    // Boost.Process v2 beside raw posix_spawn, in rounds of their own.
+    for (int inflight : {1, 64}) {
+        const auto tail = ", " + std::to_string(inflight) + " in flight" + suffix;
+        const auto peer = [&](const std::string& name, auto rate) {
+            if (!wanted(name)) return;
+            try {
+                auto m = median_of([&] { return raw_spawn_rate(runs, inflight); }, rate);
+                report({name, "/s", m.raw, m.lib, true, m.round_ratios, "v2"});
+            } catch (const std::exception& e) {
+                const std::string what = e.what();  // without Boost's "[system:22 at file:line ...]"
+                std::printf("%-44s fails: %s\n", name.c_str(), what.substr(0, what.find(" [")).c_str());
+            }
+        };
+        peer("Boost.Process v2, default launcher" + tail,
+             [&] { return v2_spawn_rate<boost::process::v2::posix::default_launcher>(runs, inflight); });
+        peer("Boost.Process v2, vfork launcher" + tail, [&] { return v2_vfork_rate_in_child(runs, inflight); });
     }
     // The same load spread over every core: the io_context run by one thread per core,
     // against raw loops on as many threads.
@@ -468,6 +570,15 @@ void touch_parent(std::size_t bytes, void*& block)
 
 int main(int argc, char** argv)
 {
+    if (argc == 4 && std::string(argv[1]) == "--v2-vfork") {  // see v2_vfork_rate_in_child
+        try {
+            std::printf("rate %f\n",
+                        v2_spawn_rate<boost::process::v2::posix::vfork_launcher>(std::atoi(argv[2]), std::atoi(argv[3])));
+        } catch (const std::exception& e) {
+            std::printf("%s\n", e.what());
+        }
+        return 0;
+    }
     int runs = 2000;
     bool quick = false;
     std::string json_path;
@@ -499,8 +610,7 @@ int main(int argc, char** argv)
                     runs, rounds, ::sysconf(_SC_NPROCESSORS_ONLN));
         spawn_figures(runs, "");
 
-        if (wanted("spawn /bin/true, 1 in flight, 2 GiB parent") || wanted("spawn /bin/true, 64 in flight, 2 GiB parent") ||
-            wanted("threads, 2 GiB parent") || wanted("fork")) {
+        if (wanted("2 GiB parent") || wanted("fork")) {
             void* block = nullptr;
             const std::size_t two_gib = 2ull << 30;
             touch_parent(two_gib, block);
@@ -530,7 +640,7 @@ int main(int argc, char** argv)
             out << "{\"figures\":[";
             for (std::size_t i = 0; i < figures.size(); ++i)
                 out << (i ? "," : "") << "{\"name\":\"" << figures[i].name << "\",\"unit\":\"" << figures[i].unit
-                    << "\",\"raw\":" << figures[i].raw << ",\"sandbox\":" << figures[i].lib
+                    << "\",\"raw\":" << figures[i].raw << ",\"" << figures[i].who << "\":" << figures[i].lib
                     << ",\"ratio\":" << figures[i].ratio() << "}";
             out << "],\"kib_per_inflight\":" << kib << "}\n";
         }
