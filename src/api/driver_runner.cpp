@@ -7,6 +7,8 @@
 #include "drivers/runner.hpp"
 #include "drivers/support.hpp"
 #include "drivers/warm_pool.hpp"
+#include "run/exec_outcome.hpp"
+#include "run/pending_handler.hpp"
 #include "run/process_state.hpp"
 
 #include <sandbox/errors.hpp>
@@ -79,6 +81,14 @@ public:
         try {
             if (auto warm = take_warm(args, o)) plan = std::move(*warm);
             else plan = spec_.plan(context(), std::move(args), o);
+        } catch (const launch_error& e) {
+            // A working directory that does not exist is the command's failure, as on the
+            // host: a 127 result saying why, not an exception.
+            if (e.code() != errc::bad_working_directory || o.cwd.empty())
+                return complete_later(ex, std::move(h), std::current_exception());
+            exec_result r;
+            (void)start_failure(e.code(), e.what(), false, r);
+            return complete_later(ex, std::move(h), std::move(r), std::move(o.on_output));
         } catch (...) {
             return complete_later(ex, std::move(h), std::current_exception());
         }

@@ -4,6 +4,7 @@
 
 #include <sandbox/detail/config.hpp>
 #include <sandbox/exec_result.hpp>
+#include <sandbox/output.hpp>
 
 #include <boost/asio/any_completion_executor.hpp>
 #include <boost/asio/any_completion_handler.hpp>
@@ -67,6 +68,24 @@ inline void complete_later(const asio::any_io_executor& ex, run_handler h, std::
 {
     pending_handler p(std::move(h), ex);
     asio::post(ex, [p = std::move(p), ep]() mutable { p.complete(ep, {}); });
+}
+
+/// Completes `h` with the result of a command that could not start, likewise: `on_output`
+/// sees its stderr first, as for a command that ran (what it throws completes `h` instead).
+inline void complete_later(const asio::any_io_executor& ex, run_handler h, exec_result r, output_callback on_output)
+{
+    pending_handler p(std::move(h), ex);
+    asio::post(ex, [p = std::move(p), r = std::move(r), on_output = std::move(on_output)]() mutable {
+        std::exception_ptr ep;
+        if (on_output && !r.err.empty()) {
+            try {
+                on_output(stream_kind::err, r.err);
+            } catch (...) {
+                ep = std::current_exception();
+            }
+        }
+        p.complete(ep, ep ? exec_result{} : std::move(r));
+    });
 }
 
 }  // namespace sandbox::detail

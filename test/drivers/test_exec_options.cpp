@@ -95,10 +95,29 @@ BOOST_DATA_TEST_CASE(a_cwd_that_leaves_work_or_is_missing_is_refused_with_its_co
         const auto code = launch_code(e, std::move(o));
         BOOST_TEST((code == errc::outside_root), out << ": " << code.message());
     }
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
+// As on the host: a working directory that does not exist is a 127 result whose stderr says
+// why (and the callback sees it), not an exception, and nothing is left.
+BOOST_DATA_TEST_CASE(a_missing_cwd_is_a_127_result_on_every_driver, data::make(every_driver), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    driver_env e(d);
     exec_options missing;
-    missing.cwd = "not-there";  // a fresh /work is empty
-    const auto code = launch_code(e, std::move(missing));
-    BOOST_TEST((code == errc::bad_working_directory), code.message());
+    missing.cwd = "not-there";  // a fresh /work is empty; the host's base dir has no such entry
+    std::string seen;
+    missing.on_output = [&](stream_kind k, std::string_view text) {
+        if (k == stream_kind::err) seen += text;
+    };
+    const auto r = run_with(e, {"true"}, std::move(missing));
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.exit_code == 127);
+    BOOST_TEST(!r.success());
+    BOOST_TEST((r.start_error == errc::bad_working_directory), r.start_error.message());
+    BOOST_TEST(r.err.starts_with("Failed to start"), r.err);
+    BOOST_TEST(r.err.find("not-there") != std::string::npos, r.err);
+    BOOST_TEST(seen == r.err);
     BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
 }
 
