@@ -193,13 +193,15 @@ BOOST_DATA_TEST_CASE(the_sweep_removes_containers_whose_starter_died_or_that_are
     const auto live = start_labelled(d, detail::owner_label(), now + 600);   // still running for us
     const auto forever = start_labelled(d, detail::owner_label(), 0);        // no timeout, starter alive
 
-    // The sweep takes any orphan of this machine: other test programs' too.
+    // The sweep takes any orphan of this machine: other test programs' too. And any process
+    // that makes a runner sweeps once, so a concurrent test program's sweep (the same code)
+    // may have taken an orphan first: gone, by this sweep or that one, is what counts.
     const auto removed = detail::sweep_orphans(engine_of(d), d == driver::podman, this_environment());
     const auto was_removed = [&](const std::string& n) { return std::count(removed.begin(), removed.end(), n) == 1; };
     BOOST_TEST_CONTEXT("removed: " << join(removed))
     {
-        BOOST_TEST(was_removed(dead_owner));
-        BOOST_TEST(was_removed(overdue));
+        BOOST_TEST((was_removed(dead_owner) || !container_exists(d, dead_owner)));
+        BOOST_TEST((was_removed(overdue) || !container_exists(d, overdue)));
         BOOST_TEST(!was_removed(live));
         BOOST_TEST(!was_removed(forever));
     }
