@@ -9,6 +9,8 @@ install(TARGETS sandbox EXPORT sandboxTargets
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS sandbox-seccomp-exec sandbox-landlock-exec sandbox-spawn sandbox-sweep RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/sandbox)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/sandbox" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Where Debian's policy wants a package's licence: share/doc/<package>/copyright.
+install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/sandbox RENAME copyright)
 install(FILES "${PROJECT_BINARY_DIR}/include/sandbox/version.hpp" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sandbox)
 install(FILES "${PROJECT_BINARY_DIR}/include/sandbox/detail/export.hpp" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sandbox/detail)
 install(EXPORT sandboxTargets NAMESPACE sandbox:: DESTINATION ${SANDBOX_CMAKE_DIR})

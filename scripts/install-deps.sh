@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing the library needs on Debian 12. Idempotent.
+# --first-run: only what building the library, sandbox-run and the examples needs (the
+# quickstart); the tests, the sanitizer runtimes, the browser and the packaging tools come
+# with a plain run.
 set -euo pipefail
 
+first_run=(g++ cmake make pkg-config libboost1.81-dev libboost-json1.81-dev libseccomp-dev)
 packages=(
     g++ cmake make pkg-config ccache gdb valgrind
     libboost1.81-dev libboost-json1.81-dev libboost-test1.81-dev
@@ -15,6 +19,8 @@ packages=(
     # scripts/fuzz.sh: clang's libFuzzer and sanitizer runtimes.
     clang libclang-rt-14-dev
 )
+
+if [[ ${1:-} == --first-run ]]; then packages=("${first_run[@]}"); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -94,6 +94,13 @@ public:
         }
         plan.stdin_fd = o.stdin_fd;
         plan.on_launch = std::move(o.on_launch);
+        // A streaming caller sees one "Failed to start" line on every driver, not each
+        // launcher's own words first (launch_plan::report_prefixes).
+        if (o.on_output && spec_.isolating) {
+            plan.report_prefixes.assign({"sandbox: "});
+            for (std::string_view p : spec_.report_prefixes)
+                if (!p.empty()) plan.report_prefixes.push_back(p);
+        }
         start_process(std::move(ex), std::move(plan), limits_for(policy_, options_, o), std::move(o.stdin_data),
                       std::move(o.on_output), std::move(h));
     }

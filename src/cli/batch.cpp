@@ -251,9 +251,12 @@ int run_batch(const options& o, const execution_policy& policy)
         const bool into_resumed = o.resume_file && o.output_file && *o.output_file != "-" &&
                                   same_file(*o.resume_file, *o.output_file);
         if (into_resumed) left = find_leftovers(*o.resume_file);
-        if (o.resume_file) resumed = read_resume_file(*o.resume_file, left);
+        // --resume R -o R before R exists is a first run, as with GNU parallel's --resume: a
+        // loop of the same command line runs a batch to its end.
+        const bool first_run = into_resumed && left.empty() && ::access(o.resume_file->c_str(), F_OK) != 0 && errno == ENOENT;
+        if (o.resume_file && !first_run) resumed = read_resume_file(*o.resume_file, left);
         out = open_output(o.output_file, in, *o.batch_file);
-        if (into_resumed && !out.temp.empty()) keep_resumed_results(o, resumed, left, out);
+        if (into_resumed && !first_run && !out.temp.empty()) keep_resumed_results(o, resumed, left, out);
         // Their lines are in this run's own file now, which is itself locked while it lives.
         release_leftovers(left, true);
         if (!into_resumed && o.output_file && !out.temp.empty())

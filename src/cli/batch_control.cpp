@@ -69,14 +69,18 @@ std::string batch_run::stop_reason() const
     return "sandbox-run stopped";
 }
 
-// Starts no more jobs; `cancel_running`: the running ones are cancelled too.
+// Starts no more jobs; `cancel_running`: the running ones are cancelled too (also after an
+// earlier stop that let them run).
 void batch_run::stop(bool cancel_running)
 {
-    if (stopping_) return;
-    stopping_ = true;
-    source_.cancel();
-    room_.cancel();
-    if (workers_done_ || !cancel_running) return;  // (workers done: the writer failed while draining)
+    if (!stopping_) {
+        stopping_ = true;
+        source_.cancel();
+        room_.cancel();
+    }
+    // (workers done: the writer failed while draining)
+    if (workers_done_ || !cancel_running || running_cancelled_) return;
+    running_cancelled_ = true;
     for (unsigned i = 0; i < workers_; ++i) cancel_[i].emit(asio::cancellation_type::terminal);
 }
 

@@ -33,6 +33,7 @@ asio::awaitable<void> batch_run::run_line(line_source::line line, std::uint64_t 
         const auto it = resumed_.find(id_key(j.id));
         if (it != resumed_.end() && (it->second || !o_.resume_failed)) {  // done before
             ++counts_.skipped;
+            if (!it->second) ++counts_.skipped_failed;
             emit(seq, {});
             co_return;
         }

@@ -12,10 +12,11 @@
 // output tails bounded by the caps) are held. No process is started besides the commands
 // themselves.
 //
-// Stopping (SIGINT, SIGTERM, SIGHUP, or the results can no longer be written): each worker
-// was spawned with its own cancellation signal; emitting them cancels the running
+// Stopping (SIGINT, SIGHUP, a second SIGTERM, or the results can no longer be written): each
+// worker was spawned with its own cancellation signal; emitting them cancels the running
 // executions, which kill and reap their process trees before they complete. Since workers
-// take lines in order, what was not run is every line from the first one not taken. Once
+// take lines in order, what was not run is every line from the first one not taken. A first
+// SIGTERM (and --halt soon) only stops the taking: the running jobs finish. Once
 // every worker is done, the run lasts until the writer has written everything; a signal then
 // (the first, or one after the jobs were stopped) drops what the reader has not taken yet.
 #include "batch_run.hpp"
@@ -79,15 +80,28 @@ int batch_run::run()
     }
     // Keeps the run going after the workers, until the writer is done.
     writing_.emplace(ctx_.get_executor());
+    // As GNU parallel: a first SIGTERM starts no more jobs and lets the running ones finish;
+    // SIGINT, SIGHUP or a second signal cancels the running ones.
     signals_.emplace(
         ctx_,
         [this](int sig) {
             stop_signal_ = sig;
-            if (workers_done_) writer_.abort();  // only the results are left: drop them
-            else stop();
+            if (workers_done_) {
+                writer_.abort();  // only the results are left: drop them
+            } else if (sig == SIGTERM) {
+                graceful_ = true;
+                stop(false);
+                if (counts_.running > 0)
+                    say("SIGTERM: starting no more jobs; waiting for the " + std::to_string(counts_.running) +
+                        (counts_.running == 1 ? " running one" : " running ones") +
+                        " to finish (SIGTERM again or SIGINT stops them now)");
+            } else {
+                stop();
+            }
         },
-        [this](int) {  // once the jobs are stopped, a later signal drops the results left
+        [this](int) {  // later: cancels the jobs still running, or drops the results left
             if (workers_done_) writer_.abort();
+            else stop();
         });
 
     // Sandboxes started ahead: the first jobs do not wait for them (they start cold until some
@@ -135,7 +149,9 @@ int batch_run::run()
     }
 
     std::string stopped_by;
-    if (stop_signal_) stopped_by = "interrupted by " + signal_name(stop_signal_);
+    if (stop_signal_ && graceful_ && !running_cancelled_)
+        stopped_by = "stopped by " + signal_name(stop_signal_) + " (the running jobs finished)";
+    else if (stop_signal_) stopped_by = "interrupted by " + signal_name(stop_signal_);
     else if (halted()) stopped_by = halt_reason_;
     else if (output_errno_) stopped_by = "stopped: cannot write the results (" + std::string(std::strerror(output_errno_)) + ")";
     if (const auto lost = writer_.dropped(); lost > 0) {
@@ -152,6 +168,9 @@ int batch_run::run()
 
     if (stop_signal_) return 128 + stop_signal_;
     if (output_errno_ == EPIPE) return 128 + SIGPIPE;
+    // As GNU parallel's: what this run did (a job that failed in an earlier run and was
+    // skipped is in the summary, not in the status), so a loop of the same --resume command
+    // line ends.
     const bool all_ok = counts_.failures() == 0 && not_run.lines == 0 && !output_errno_ &&
                         source_.read_error().empty() && internal_error_.empty();
     return all_ok ? exit_status::ok : exit_status::some_failed;

@@ -112,6 +112,8 @@ private:
     bool workers_done_ = false;
 
     bool stopping_ = false;
+    bool running_cancelled_ = false;
+    bool graceful_ = false;  // a first SIGTERM: the running jobs were left to finish
     int stop_signal_ = 0;
     int output_errno_ = 0;
     std::uint64_t taken_not_run_ = 0;

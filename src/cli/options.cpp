@@ -304,8 +304,10 @@ driver_options driver_options_for(const options& o)
 execution_policy effective_policy(const options& o)
 {
     execution_policy base = execution_policy::defaults();
+    bool file_sets_timeout = false;
     if (o.policy_file) {
         const auto jv = read_policy_file(*o.policy_file);
+        file_sets_timeout = jv.is_object() && jv.get_object().contains("timeout_seconds");
         try {
             base = apply_json(base, jv);
         } catch (const std::invalid_argument& e) {
@@ -321,6 +323,10 @@ execution_policy effective_policy(const options& o)
     policy_changes c;
     c.base_dir = o.base_dir;
     c.timeout = o.timeout;
+    // A batch has no timeout unless one is set (--timeout, the --policy file or a job's own
+    // policy), as with GNU parallel: a batch of builds must not die at one command's 5 s.
+    const bool batch = o.mode == run_mode::batch || (o.mode == run_mode::show_policy && o.batch_file);
+    if (batch && !o.timeout && !file_sets_timeout) c.timeout = no_timeout;
     c.idle_timeout = o.idle_timeout;
     c.memory_limit = o.memory;
     c.disk_limit = o.disk;

@@ -143,13 +143,17 @@ std::string format_summary(const batch_counts& c, const not_run_info& not_run, d
     std::string s(program_name);
     const auto jobs = done + not_run.lines;
     s += ": " + std::to_string(jobs) + (!not_run.complete ? "+ jobs: " : jobs == 1 ? " job: " : " jobs: ");
-    s += std::to_string(c.succeeded) + " succeeded, ";
-    s += std::to_string(c.failed) + " failed, ";
+    // The whole batch: a job --resume skipped counts as it ended in its earlier run.
+    s += std::to_string(c.succeeded + c.skipped - c.skipped_failed) + " succeeded, ";
+    s += std::to_string(c.failed + c.skipped_failed) + " failed, ";
     s += std::to_string(c.timed_out) + " timed out, ";
     s += count_of(c.errors, "error", "errors") + ", ";
     s += std::to_string(c.cancelled) + " cancelled, ";
     s += std::to_string(not_run.lines) + (not_run.complete ? "" : "+") + " not run";
-    if (c.skipped > 0) s += ", " + std::to_string(c.skipped) + " skipped (--resume)";
+    if (c.skipped > 0)
+        s += ", " + std::to_string(c.skipped) + " skipped (--resume: " +
+             (c.skipped_failed == 0 ? "succeeded" : c.skipped_failed == c.skipped ? "failed" : std::to_string(c.skipped_failed) + " failed") +
+             " in an earlier run)";
     if (not_run.lines > 0 && not_run.complete) s += " (from line " + std::to_string(not_run.first_line) + ")";
     else if (not_run.lines > 0) s += " (from line " + std::to_string(not_run.first_line) + "; the rest of the input was not read)";
     else if (!not_run.complete) s += " (the rest of the input was not read)";

@@ -21,6 +21,7 @@ struct batch_counts {
     std::uint64_t errors = 0;     ///< bad lines and launch failures
     std::uint64_t cancelled = 0;  ///< stopped by an interrupt
     std::uint64_t skipped = 0;    ///< --resume: done in an earlier run
+    std::uint64_t skipped_failed = 0;  ///< of those, the ones that did not succeed then
     std::uint64_t running = 0;
 
     std::uint64_t finished() const noexcept { return succeeded + failed + timed_out + errors + cancelled + skipped; }

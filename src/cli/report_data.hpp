@@ -36,7 +36,8 @@ inline constexpr double strip_width = 2;        // px of one merged strip
 inline constexpr std::size_t bar_budget = 4000;  // jobs drawn as bars of their own
 inline constexpr std::size_t max_rows = 100;     // slots drawn
 inline constexpr std::size_t slowest_count = 20;
-inline constexpr std::size_t failure_count = 100;
+inline constexpr std::size_t failure_groups_max = 50;  // kinds of failure listed
+inline constexpr std::size_t failure_examples = 10;    // jobs listed in each
 inline constexpr std::size_t max_warnings = 10;
 inline constexpr std::size_t histogram_bins = 30;
 
@@ -56,10 +57,19 @@ struct failure {
     std::string detail;  // the error, or the start error, or the last line of stderr
 };
 
+// The failures that ended the same way: one exit status, signal or timeout, or one error.
+struct failure_group {
+    outcome kind = outcome::failed;
+    std::string label;              // "exit 3", "SIGKILL", "timed out (wall)", "Failed to start docker"
+    std::uint64_t count = 0;
+    std::vector<failure> examples;  // the first failure_examples, in file order
+};
+
 struct report_data {
     std::vector<job_record> jobs;
-    std::vector<failure> failures;  // the first failure_count, in file order
+    std::vector<failure_group> failure_groups;  // largest first (the first failure_groups_max kinds)
     std::uint64_t failures_total = 0;
+    std::uint64_t failures_ungrouped = 0;       // of kinds beyond failure_groups_max
     std::uint64_t bad_lines = 0;
     std::uint64_t superseded = 0;     // results of an id that a later line of the same id replaced
     std::uint64_t retried = 0;        // jobs with more than one attempt
@@ -84,6 +94,14 @@ report_data read_results(int fd, const std::string& name);
 
 /// The slot of each timed job: as many slots as the most jobs that ran at once.
 timeline place(const std::vector<job_record>& jobs);
+
+/// The label a failure is grouped under: its status, or for an error the text before its
+/// first colon ("Failed to start docker").
+std::string failure_label(const job_record& j, const std::string& detail);
+
+/// The duration above which a job is an outlier, far above the others (Tukey's far-out fence,
+/// Q3 + 3 IQR), for durations sorted ascending; negative when there are too few to tell.
+double outlier_fence(const std::vector<double>& sorted);
 
 /// The nearest-rank quantile `q` of durations sorted ascending (not empty).
 double quantile(const std::vector<double>& sorted, double q);

@@ -169,6 +169,17 @@ std::string last_line(std::string_view text)
     return std::string(nl == std::string_view::npos ? text : text.substr(nl + 1));
 }
 
+}  // namespace
+
+std::string failure_label(const job_record& j, const std::string& detail)
+{
+    if (j.kind != outcome::error) return j.status;
+    const auto colon = detail.find(':');
+    return shorten(colon == std::string::npos ? detail : detail.substr(0, colon), 80);
+}
+
+namespace {
+
 // One result line, read.
 struct taken {
     std::string key;  // the full id (serialized); empty when the line has none
@@ -236,7 +247,7 @@ std::string take_line(taken& t, const json::object& o)
     return {};
 }
 
-void count(report_data& d, taken&& t)
+void count(report_data& d, std::unordered_map<std::string, std::size_t>& groups, taken&& t)
 {
     if (t.attempts >= 1) {
         d.attempts_total += static_cast<std::uint64_t>(t.attempts);
@@ -244,8 +255,21 @@ void count(report_data& d, taken&& t)
     }
     ++d.counts[index_of(t.job.kind)];
     if (t.job.kind != outcome::succeeded) {
-        if (d.failures.size() < failure_count) d.failures.push_back({d.jobs.size(), shorten(t.detail, 300)});
         ++d.failures_total;
+        auto label = failure_label(t.job, t.detail);
+        const auto key = std::to_string(index_of(t.job.kind)) + '\n' + label;
+        auto at = groups.find(key);
+        if (at == groups.end() && d.failure_groups.size() < failure_groups_max) {
+            at = groups.emplace(key, d.failure_groups.size()).first;
+            d.failure_groups.push_back({t.job.kind, std::move(label), 0, {}});
+        }
+        if (at == groups.end()) {
+            ++d.failures_ungrouped;
+        } else {
+            auto& g = d.failure_groups[at->second];
+            ++g.count;
+            if (g.examples.size() < failure_examples) g.examples.push_back({d.jobs.size(), shorten(t.detail, 300)});
+        }
     }
     d.jobs.push_back(std::move(t.job));
 }
@@ -295,7 +319,11 @@ report_data read_results(int fd, const std::string& name)
     }
     if (d.bad_lines > max_warnings)
         say(name + ": " + std::to_string(d.bad_lines - max_warnings) + " more bad lines skipped");
-    for (auto& t : results) count(d, std::move(t));
+    std::unordered_map<std::string, std::size_t> groups;
+    for (auto& t : results) count(d, groups, std::move(t));
+    // Largest first; of equal ones, the one met first.
+    std::stable_sort(d.failure_groups.begin(), d.failure_groups.end(),
+                     [](const auto& a, const auto& b) { return a.count > b.count; });
     return d;
 }
 

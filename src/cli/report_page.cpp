@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// The report page: the summary, the durations histogram, and the tables of slowest and failed jobs.
+// The report page: the summary, the failures grouped by how they ended, the timeline, the
+// durations histogram and the slowest jobs with the outliers marked.
 #include "report_page.hpp"
 
 #include <algorithm>
@@ -25,6 +26,9 @@ word-break:break-all;max-width:520px}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .legend span{display:inline-block;margin-right:16px}
 .legend i{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}
+tr.group th{padding-top:10px;font-weight:600}tr.group i{display:inline-block;width:10px;height:10px;margin-right:6px}
+tr.group i.o1{background:#d1352b}tr.group i.o2{background:#e08a00}tr.group i.o3{background:#7d6cc4}
+tr.group i.o4{background:#6b6b6b}span.outlier{color:#b0306a;font-weight:600;font-size:12px}
 svg{display:block;margin:6px 0}svg text{font:11px system-ui,sans-serif;fill:#444}
 svg rect.bar{shape-rendering:crispEdges}svg line{stroke:#ddd;shape-rendering:crispEdges}svg line.axis{stroke:#888}
 )";
@@ -112,7 +116,7 @@ void add_job_cells(page& p, const job_record& j)
     p.add("</td><td class=\"num\">" + (j.line ? std::to_string(j.line) : std::string()) + "</td>");
 }
 
-void add_slowest(page& p, const report_data& d)
+void add_slowest(page& p, const report_data& d, double fence)
 {
     std::vector<std::size_t> idx;
     for (std::size_t i = 0; i < d.jobs.size(); ++i)
@@ -127,41 +131,60 @@ void add_slowest(page& p, const report_data& d)
         p.add("<p class=\"note\">No durations.</p>\n");
         return;
     }
+    if (fence >= 0)
+        p.add("<p class=\"note\">Marked <span class=\"outlier\">outlier</span>: longer than " + seconds_text(fence) +
+              ", far above the rest (the third quartile plus three interquartile ranges).</p>\n");
     p.add("<table class=\"list slowest\"><tr><th>#</th><th>id</th><th>line</th><th>duration</th><th>outcome</th>"
           "<th>status</th></tr>\n");
     for (std::size_t r = 0; r < n; ++r) {
         const auto& j = d.jobs[idx[r]];
-        p.add("<tr><td class=\"num\">" + std::to_string(r + 1) + "</td>");
+        const bool outlier = fence >= 0 && j.duration > fence;
+        p.add(std::string(outlier ? "<tr class=\"outlier\">" : "<tr>") + "<td class=\"num\">" + std::to_string(r + 1) +
+              "</td>");
         add_job_cells(p, j);
-        p.add("<td class=\"num\">" + seconds_text(j.duration) + "</td><td>" + styles[index_of(j.kind)].name +
-              "</td><td>");
+        p.add("<td class=\"num\">" + seconds_text(j.duration) + (outlier ? " <span class=\"outlier\">outlier</span>" : "") +
+              "</td><td>" + styles[index_of(j.kind)].name + "</td><td>");
         p.text(j.status);
         p.add("</td></tr>\n");
     }
     p.add("</table>\n");
 }
 
+// First on the page: what a user opens the report for after a batch. Grouped by how the jobs
+// ended, the largest group first, with its first jobs.
 void add_failures(page& p, const report_data& d)
 {
-    p.add("<h2>Failed jobs</h2>\n");
-    if (d.failures.empty()) {
+    p.add("<h2>Failures</h2>\n");
+    if (d.failures_total == 0) {
         p.add("<p class=\"note\">None: every job succeeded.</p>\n");
         return;
     }
-    if (d.failures_total > d.failures.size())
-        p.add("<p class=\"note\">The first " + count_text(d.failures.size()) + " of " + count_text(d.failures_total) +
-              ", in the order of the results.</p>\n");
-    p.add("<table class=\"list failures\"><tr><th>id</th><th>line</th><th>outcome</th><th>status</th>"
+    const auto n = static_cast<std::uint64_t>(d.jobs.size());
+    p.add("<p class=\"note\">" + count_of(d.failures_total, "job", "jobs") + " did not succeed, in " +
+          count_of(d.failure_groups.size(), "group", "groups") + " by exit status, signal, timeout or error, " +
+          "the largest first; each lists its first " + std::to_string(failure_examples) + " jobs.");
+    if (d.failures_ungrouped)
+        p.add(" " + count_of(d.failures_ungrouped, "job", "jobs") + " of further kinds are not listed.");
+    p.add("</p>\n<table class=\"list failures\"><tr><th>id</th><th>line</th><th>status</th>"
           "<th>error, or the last line of stderr</th></tr>\n");
-    for (const auto& f : d.failures) {
-        const auto& j = d.jobs[f.job];
-        p.add("<tr>");
-        add_job_cells(p, j);
-        p.add("<td>" + std::string(styles[index_of(j.kind)].name) + "</td><td>");
-        p.text(j.status);
-        p.add("</td><td class=\"text\">");
-        p.text(f.detail);
-        p.add("</td></tr>\n");
+    for (const auto& g : d.failure_groups) {
+        p.add("<tr class=\"group\"><th colspan=\"4\"><i class=\"o" + std::to_string(index_of(g.kind)) + "\"></i>");
+        p.text(g.label);
+        p.add(" <span class=\"sub\">" + std::string(styles[index_of(g.kind)].name) + ", " +
+              count_of(g.count, "job", "jobs") + ", " + percent(g.count, n) + "</span></th></tr>\n");
+        for (const auto& f : g.examples) {
+            const auto& j = d.jobs[f.job];
+            p.add("<tr>");
+            add_job_cells(p, j);
+            p.add("<td>");
+            p.text(j.status);
+            p.add("</td><td class=\"text\">");
+            p.text(f.detail);
+            p.add("</td></tr>\n");
+        }
+        if (g.count > g.examples.size())
+            p.add("<tr><td colspan=\"4\" class=\"note\">and " + count_text(g.count - g.examples.size()) +
+                  " more</td></tr>\n");
     }
     p.add("</table>\n");
 }
@@ -176,6 +199,7 @@ std::string make_page(const report_data& d, const std::string& input_name, const
     for (const auto& j : d.jobs)
         if (j.duration >= 0) durations.push_back(j.duration);
     std::sort(durations.begin(), durations.end());
+    const double fence = outlier_fence(durations);
 
     page p;
     p.html.reserve(64 * 1024);
@@ -230,13 +254,18 @@ std::string make_page(const report_data& d, const std::string& input_name, const
         row("median", seconds_text(quantile(durations, 0.5)));
         row("p95", seconds_text(quantile(durations, 0.95)));
         row("max", seconds_text(durations.back()));
+        if (fence >= 0) {
+            const auto far = static_cast<std::uint64_t>(
+                durations.end() - std::upper_bound(durations.begin(), durations.end(), fence));
+            row("outliers", count_text(far) + " <span class=\"sub\">over " + seconds_text(fence) + "</span>");
+        }
     }
     p.add("</table></div>\n");
 
+    add_failures(p, d);
     add_timeline(p, d, t);
     add_histogram(p, d, durations);
-    add_slowest(p, d);
-    add_failures(p, d);
+    add_slowest(p, d, fence);
     p.add("</body></html>\n");
     return std::move(p.html);
 }

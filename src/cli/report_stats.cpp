@@ -55,6 +55,14 @@ double quantile(const std::vector<double>& sorted, double q)
     return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
+double outlier_fence(const std::vector<double>& sorted)
+{
+    if (sorted.size() < 8) return -1;  // too few to call one far from the rest
+    const double q1 = quantile(sorted, 0.25);
+    const double q3 = quantile(sorted, 0.75);
+    return q3 + 3 * (q3 - q1);
+}
+
 double nice_step(double span, int ticks)
 {
     const double raw = span / ticks;

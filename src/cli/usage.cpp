@@ -51,8 +51,8 @@ Policy (the --policy file is loaded first, then the flags override it):
                            (default) or host
   --srun-arg ARG           slurm: one more argument for srun (repeatable), e.g.
                            --srun-arg=--account=ml
-  --timeout DURATION       wall-clock limit for the whole command (default 5);
-                           0 or none: no limit
+  --timeout DURATION       wall-clock limit for the whole command (default 5; a
+                           batch's jobs: none); 0 or none: no limit
   --idle-timeout DURATION  stop the command after this long without any output;
                            0 or none turns it off (default off)
   --memory SIZE            memory limit, e.g. 512M or 1.5G (default 128M, at least 1M,
@@ -134,7 +134,9 @@ Batch:
   --resume RESULTS         skip the jobs whose id has a result in RESULTS (the -o file
                            of an earlier run; a cancelled job has none and runs again);
                            with -o the same file, its results stay and the new ones are
-                           added; ids must be unique
+                           added, and a file that does not exist yet is a first run; the
+                           summary counts the whole batch, the exit status this run; ids
+                           must be unique
   --resume-failed          with --resume: run again the jobs whose result failed
   --lock-policy            a job line may only tighten the policy (shorter timeouts,
                            less memory, disk or output, network off, fewer paths) and
@@ -148,10 +150,11 @@ Batch:
   A slow reader of the results never holds up the running jobs; while 1M of results
   wait for it, no new job starts. Blank lines are skipped. At the end a summary goes to
   stderr: jobs, succeeded, failed, timed out, errors, cancelled, not run, wall time,
-  jobs/s. Ctrl-C (or SIGTERM) starts no more jobs, cancels the running ones (their
-  results say "cancelled") and reports the lines that were not run and the command
-  that resumes; the results are still written, unless Ctrl-C comes again once no job
-  is running. With -o FILE the results go to a temporary file beside FILE, renamed to
+  jobs/s. As with GNU parallel, a first SIGTERM starts no more jobs and lets the
+  running ones finish; Ctrl-C (SIGINT, SIGHUP, or SIGTERM again) also cancels the
+  running ones (their results say "cancelled"). Either way sandbox-run reports the
+  lines that were not run and the command that resumes; the results are still
+  written, unless a signal comes again once no job is running. With -o FILE the results go to a temporary file beside FILE, renamed to
   FILE when the batch ends; a run killed outright leaves them there, and
   --resume FILE -o FILE takes them in. An -o that is the jobs file is refused.
 
@@ -179,7 +182,7 @@ Exit status, one command:
 Exit status, batch:
   0 every job succeeded, 1 some did not (or a line was bad, or --halt stopped it),
   2 bad usage, 125 --strict refused a setting of the command line,
-  130 (143) interrupted by SIGINT (SIGTERM).
+  130 (143) stopped by SIGINT (SIGTERM).
 )";
 }
 

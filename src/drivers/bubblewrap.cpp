@@ -161,6 +161,7 @@ constinit const driver_spec bubblewrap_driver{
     .id = driver::bubblewrap, .tool = "bwrap", .binary_variable = "BWRAP_BIN", .isolating = true,
     .runs_unprivileged = true, .dynamic_user = true, .binds_work_dir_over_base = true, .makes_tmpfs = true, .caps = caps,
     .on_create = [](const driver_context&) { sweep_dead_runs_once(); }, .plan = isolated_plan, .user = user,
-    .prepare = prepare, .command_line = command_line, .check_result = check_result, .start_failure = start_failure};
+    .prepare = prepare, .command_line = command_line, .check_result = check_result, .start_failure = start_failure,
+    .report_prefixes = {"bwrap: "}};
 
 }  // namespace sandbox::detail

@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -96,6 +97,10 @@ struct driver_spec {
     /// The reason in the tool's report that `command` could not be executed (`line`, its
     /// whole stderr, with exit code `exit_code`); "" when it is something else.
     std::string (*start_failure)(int exit_code, const std::string& line, const std::string& command) = nullptr;
+    /// How the tool's own reports on stderr begin ("bwrap: "), besides the library's
+    /// "sandbox: ": streamed stderr that begins so is held back until the run's end says
+    /// whether it was one (api/driver_runner.cpp).
+    std::array<std::string_view, 3> report_prefixes{};
 };
 
 /// The rows, one per driver file.

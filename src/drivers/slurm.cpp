@@ -237,6 +237,7 @@ capabilities caps(const driver_context& ctx)
 }  // namespace
 
 constinit const driver_spec slurm_driver{.id = driver::slurm, .tool = "srun", .binary_variable = "SRUN_BIN",
-                                         .isolating = true, .caps = caps, .plan = plan};
+                                         .isolating = true, .caps = caps, .plan = plan,
+                                         .report_prefixes = {"srun: "}};
 
 }  // namespace sandbox::detail

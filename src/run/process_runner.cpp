@@ -60,6 +60,7 @@ public:
           out_(strand_, limits.stdout_cap),
           err_(strand_, limits.stderr_cap)
     {
+        holding_reports_ = !plan_.report_prefixes.empty();
     }
 
     // Reached without completing only when the io_context is destroyed with the execution
@@ -230,15 +231,54 @@ private:
 
     void pass_on(stream_kind k, std::string_view chunk)
     {
-        const auto now = clock::now();
         stream(k).tail().append(chunk);
         if (!on_output_ || callback_error_) return;
+        if (holding_reports_) {
+            const bool appended = k == stream_kind::err && held_.size() + chunk.size() <= max_held_report;
+            if (appended) {
+                held_.append(chunk);
+                if (could_be_report(held_)) return;
+            }
+            holding_reports_ = false;
+            if (!held_.empty()) {
+                const auto held = std::exchange(held_, std::string());
+                if (!call_back(stream_kind::err, held) || appended) return;
+            }
+        }
+        call_back(k, chunk);
+    }
+
+    bool call_back(stream_kind k, std::string_view chunk)
+    {
         try {
             on_output_(k, chunk);
+            return true;
         } catch (...) {
             // The caller's callback failed: end the command and hand the exception back.
             callback_error_ = std::current_exception();
-            apply(machine_.on_cancel(now));
+            apply(machine_.on_cancel(clock::now()));
+            return false;
+        }
+    }
+
+    bool could_be_report(std::string_view text) const
+    {
+        for (std::string_view p : plan_.report_prefixes)
+            if (!p.empty() && (text.starts_with(p) || p.starts_with(text))) return true;
+        return false;
+    }
+
+    // At the end, what was held back: the start failure's own line instead, or as it was.
+    void release_held(std::exception_ptr& ep, const exec_result& result)
+    {
+        holding_reports_ = false;
+        if (held_.empty() || !on_output_ || callback_error_) return;
+        const auto held = std::exchange(held_, std::string());
+        if (ep) return;  // the exception says it
+        try {
+            on_output_(stream_kind::err, result.start_error ? std::string_view(result.err) : std::string_view(held));
+        } catch (...) {
+            ep = std::current_exception();
         }
     }
 
@@ -439,6 +479,7 @@ private:
                 ep = std::current_exception();
             }
         }
+        release_held(ep, result);
         result.warm = warm_;
         finished_ = true;
         completed_ = true;
@@ -464,6 +505,9 @@ private:
     clock::time_point armed_ = clock::time_point::max();
     std::uint64_t timer_generation_ = 0;
     std::exception_ptr callback_error_;
+    static constexpr std::size_t max_held_report = 4096;
+    bool holding_reports_ = false;  // see launch_plan::report_prefixes
+    std::string held_;
     std::optional<end_line_scanner> out_end_, err_end_;  // a sandbox started ahead that reports its command's end
     bool warm_ = false;
     bool exit_seen_ = false;

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sandbox::detail {
@@ -97,6 +98,12 @@ struct launch_plan {
     /// Takes the launcher's own lines out of stderr (srun's notes, the node's report) before
     /// the cap and the callback see it; the driver reads what it took in `check`.
     std::shared_ptr<line_sieve> err_sieve;
+    /// How the launcher's own reports on stderr begin ("bwrap: "). Streamed stderr that
+    /// begins so, before any stdout and up to 4 KiB, is held back from the callback until
+    /// the end: a run that `check` turns into a start failure (or an exception) then streams
+    /// only its "Failed to start" line, any other run the held bytes. Anything else
+    /// releases them at once.
+    std::vector<std::string_view> report_prefixes;
     /// exec_options::on_launch: called on the strand just before the spawn.
     std::function<void(const launch_preview&)> on_launch;
     /// Set: nothing is spawned; the execution takes this sandbox started ahead, and its

@@ -172,10 +172,11 @@ inline std::vector<int> tool_processes(const std::string& token)
 inline std::string fresh_token() { return "CLI_TEST_MARK=" + unique_seconds(1); }
 
 /// Runs argv (which starts a sandbox-run carrying `token`); once `ready()` holds, sends
-/// `sig` to that sandbox-run. Returns the result of argv; `signalled` says whether the
-/// signal was sent.
+/// `sig` to that sandbox-run, then calls `after_sent` with its pid (from another thread).
+/// Returns the result of argv; `signalled` says whether the signal was sent.
 inline cli_result run_and_signal(std::vector<std::string> argv, const std::string& token,
-                                 const std::function<bool()>& ready, int sig, bool* signalled = nullptr)
+                                 const std::function<bool()>& ready, int sig, bool* signalled = nullptr,
+                                 const std::function<void(int)>& after_sent = {})
 {
     auto runner = make_runner(tool_policy(), driver::host);
     asio::io_context ctx;
@@ -196,6 +197,7 @@ inline cli_result run_and_signal(std::vector<std::string> argv, const std::strin
             return;
         ::kill(pid, sig);
         sent = true;
+        if (after_sent) after_sent(pid);
     });
     ctx.run_for(120s);
     killer.join();
@@ -208,11 +210,11 @@ inline cli_result run_and_signal(std::vector<std::string> argv, const std::strin
 
 /// sandbox-run with `args`; once `ready()` holds, `sig` is sent to it.
 inline cli_result run_cli_and_signal(std::vector<std::string> args, const std::function<bool()>& ready, int sig,
-                                     bool* signalled = nullptr)
+                                     bool* signalled = nullptr, const std::function<void(int)>& after_sent = {})
 {
     const auto token = fresh_token();
     args.insert(args.begin(), {tool(), "--env", token});
-    return run_and_signal(std::move(args), token, ready, sig, signalled);
+    return run_and_signal(std::move(args), token, ready, sig, signalled, after_sent);
 }
 
 /// True when AddressSanitizer is on (everything is slower and bigger then).

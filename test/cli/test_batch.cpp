@@ -4,10 +4,12 @@
 #include "cli_support.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <cctype>
 #include <set>
+#include <thread>
 
 using namespace sandbox;
 using namespace sandbox::test;
@@ -536,9 +538,10 @@ BOOST_AUTO_TEST_CASE(sigint_cancels_running_jobs_and_reports_what_was_not_run)
                "cancelled jobs left processes behind");
 }
 
-BOOST_AUTO_TEST_CASE(sigterm_stops_a_batch_with_143)
+BOOST_AUTO_TEST_CASE(a_first_sigterm_lets_the_running_jobs_finish_and_starts_no_more)
 {
-    const auto marker = unique_seconds(39);
+    // As GNU parallel: the two running jobs (2 s each) end on their own and succeed.
+    const auto marker = unique_seconds(2);
     std::vector<std::string> lines;
     for (int i = 0; i < 6; ++i) lines.push_back(job({"sleep", marker}));
     write_jobs(lines);
@@ -547,11 +550,39 @@ BOOST_AUTO_TEST_CASE(sigterm_stops_a_batch_with_143)
                                 [&] { return processes_matching("sleep " + marker).size() == 2; }, SIGTERM, &sent);
     BOOST_TEST_REQUIRE(sent);
     BOOST_TEST(r.code == 143, r.err);
+    const auto results = json_lines(r.out);
+    BOOST_TEST(results.size() == 2u);
+    for (const auto& o : results) BOOST_TEST(o.at("exit_code").to_number<int>() == 0, json::serialize(o));
+    auto s = summary_of(r.err);
+    BOOST_TEST(s["succeeded"] == 2u);
+    BOOST_TEST(s["cancelled"] == 0u);
+    BOOST_TEST(s["not run"] == 4u);
+    BOOST_TEST(r.err.find("SIGTERM: starting no more jobs; waiting for the 2 running ones") != std::string::npos, r.err);
+    BOOST_TEST(summary_line(r.err).find("stopped by SIGTERM (the running jobs finished)") != std::string::npos, r.err);
+    BOOST_TEST(r.err.find("to resume") != std::string::npos, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_sigterm_cancels_the_running_jobs)
+{
+    const auto marker = unique_seconds(39);
+    std::vector<std::string> lines;
+    for (int i = 0; i < 6; ++i) lines.push_back(job({"sleep", marker}));
+    write_jobs(lines);
+    bool sent = false;
+    auto r = run_cli_and_signal(
+        {"--batch", jobs.string(), "-j", "2"}, [&] { return processes_matching("sleep " + marker).size() == 2; },
+        SIGTERM, &sent, [](int pid) {
+            std::this_thread::sleep_for(300ms);
+            ::kill(pid, SIGTERM);
+        });
+    BOOST_TEST_REQUIRE(sent);
+    BOOST_TEST(r.code == 143, r.err);
+    BOOST_TEST(r.seconds < 15.0);
     BOOST_TEST(json_lines(r.out).size() == 2u);
     auto s = summary_of(r.err);
     BOOST_TEST(s["cancelled"] == 2u);
     BOOST_TEST(s["not run"] == 4u);
-    BOOST_TEST(r.err.find("SIGTERM") != std::string::npos);
+    BOOST_TEST(summary_line(r.err).find("interrupted by SIGTERM") != std::string::npos, r.err);
     BOOST_TEST(eventually([&] { return processes_matching("sleep " + marker).empty(); }, 5s));
 }
 

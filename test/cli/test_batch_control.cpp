@@ -367,14 +367,18 @@ BOOST_AUTO_TEST_CASE(resume_into_the_same_file_skips_what_is_done_and_keeps_its_
     std::filesystem::remove(dir.path / "ran.log");
     auto again = run_jobs({"--resume", results.string(), "-o", results.string()});
     BOOST_TEST(ran().empty());
-    BOOST_TEST(has(summary_in(again.err), "3 skipped (--resume)"), again.err);
+    BOOST_TEST(has(summary_in(again.err), "3 skipped (--resume: 1 failed in an earlier run)"), again.err);
+    // The summary is the whole batch's (b failed in the earlier run); the status this run's.
+    BOOST_TEST(has(summary_in(again.err), "3 jobs: 2 succeeded, 1 failed,"), again.err);
+    BOOST_TEST(again.code == 0, again.err);
     BOOST_TEST(json_lines(read_text(results)).size() == 3u);
 
     write_text(flag, "");
     auto failed = run_jobs({"--resume", results.string(), "--resume-failed", "-o", results.string()});
     BOOST_TEST(failed.code == 0, failed.err);
     BOOST_TEST(ran() == std::vector<std::string>{"b"});
-    BOOST_TEST(has(summary_in(failed.err), "2 skipped (--resume)"), failed.err);
+    BOOST_TEST(has(summary_in(failed.err), "2 skipped (--resume: succeeded in an earlier run)"), failed.err);
+    BOOST_TEST(has(summary_in(failed.err), "3 jobs: 3 succeeded, 0 failed,"), failed.err);
     auto all = by_id(read_text(results));  // one line for each id
     BOOST_TEST(all.size() == 3u);
     BOOST_TEST(all["b"].at("success").as_bool());
@@ -437,7 +441,7 @@ BOOST_AUTO_TEST_CASE(a_killed_runs_results_are_taken_by_a_resume_into_the_same_f
     std::filesystem::remove(dir.path / "ran.log");
     auto last = run_cli(resume_args);
     BOOST_TEST(last.code == 0, last.err);
-    BOOST_TEST(has(summary_in(last.err), std::to_string(done_twice - 1) + " skipped (--resume)"), last.err);
+    BOOST_TEST(has(summary_in(last.err), std::to_string(done_twice - 1) + " skipped (--resume: succeeded in an earlier run)"), last.err);
     // The jobs without a result, each of them. (The kill leaves a job it interrupted running
     // on the host, which may still log its name once the log is gone: a set, not a count.)
     std::set<std::string> missing;
@@ -510,6 +514,22 @@ BOOST_AUTO_TEST_CASE(duplicate_ids_are_refused_with_resume_and_reported_without)
     BOOST_TEST(has(plain.err, "1 line has an id an earlier line has"), plain.err);
 }
 
+BOOST_AUTO_TEST_CASE(resume_into_a_file_that_does_not_exist_yet_is_a_first_run)
+{
+    // As GNU parallel's --resume: the same command line, run until the batch is done.
+    jobs_are({logged("a"), logged("b")});
+    const auto into = (dir.path / "new.jsonl").string();
+    auto first = run_jobs({"--resume", into, "-o", into});
+    BOOST_TEST(first.code == 0, first.err);
+    BOOST_TEST(ran().size() == 2u);
+    BOOST_TEST(by_id(read_text(into)).size() == 2u);
+    std::filesystem::remove(dir.path / "ran.log");
+    auto again = run_jobs({"--resume", into, "-o", into});
+    BOOST_TEST(again.code == 0, again.err);
+    BOOST_TEST(ran().empty());
+    BOOST_TEST(has(summary_in(again.err), "2 jobs: 2 succeeded, 0 failed,"), again.err);
+}
+
 BOOST_AUTO_TEST_CASE(resume_failed_alone_and_a_missing_resume_file_are_bad_usage)
 {
     jobs_are({logged("a")});
@@ -568,7 +588,7 @@ BOOST_AUTO_TEST_CASE(keep_order_places_error_lines_and_skips_resumed_lines)
     BOOST_TEST(r.code == 1, r.err);
     const std::vector<std::int64_t> expected{1, 2, 3, 5, 6};
     BOOST_TEST(line_numbers_in(r.out) == expected, boost::test_tools::per_element());
-    BOOST_TEST(has(summary_in(r.err), "1 skipped (--resume)"));
+    BOOST_TEST(has(summary_in(r.err), "1 skipped (--resume: succeeded in an earlier run)"), r.err);
 }
 
 BOOST_AUTO_TEST_CASE(keep_order_holds_for_many_jobs)
@@ -666,7 +686,7 @@ BOOST_AUTO_TEST_CASE(lock_policy_sees_through_path_tricks_and_keeps_every_limit_
               named("more-output", {"true"}, R"("policy":{"stdout_limit_bytes":99999999})"),
               named("idle-shorter", {"true"}, R"("policy":{"idle_timeout_seconds":0.5})"),
               named("disk-less", {"true"}, R"("policy":{"disk_limit":"10M"})")});
-    auto r = run_jobs({"--ro", "/etc", "--idle-timeout", "1", "--disk", "100M", "--lock-policy", "-j", "4"});
+    auto r = run_jobs({"--ro", "/etc", "--timeout", "5", "--idle-timeout", "1", "--disk", "100M", "--lock-policy", "-j", "4"});
     BOOST_TEST(r.code == 1, r.err);
     auto results = by_id(r.out);
     BOOST_TEST_REQUIRE(results.size() == 12u);
@@ -762,6 +782,37 @@ BOOST_AUTO_TEST_CASE(a_timeout_says_which_setting_ended_the_command)
     // A flag beats the file, and says so.
     auto flag = run_cli({"--policy", policy.string(), "--timeout", "0.4", "--", "sleep", "5"});
     BOOST_TEST(has(flag.err, "(wall; --timeout)"), flag.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_has_no_timeout_unless_one_is_set)
+{
+    // As GNU parallel: a batch of builds must not die at one command's default 5 s.
+    const auto batch_timeout = [&](std::vector<std::string> extra) {
+        extra.insert(extra.begin(), {"--show-policy", "--batch", jobs.string()});
+        auto r = run_cli(extra);
+        BOOST_TEST_REQUIRE(r.code == 0, r.err);
+        return json::parse(r.out).at("timeout_seconds");
+    };
+    jobs_are({job({"true"})});
+    BOOST_TEST(batch_timeout({}).is_null());
+    BOOST_TEST(batch_timeout({"--timeout", "2"}).to_number<double>() == 2.0);
+    const auto policy = dir.path / "policy.json";
+    write_text(policy, R"({"timeout_seconds": 3})");
+    BOOST_TEST(batch_timeout({"--policy", policy.string()}).to_number<double>() == 3.0);
+    // One command keeps the default.
+    auto single = run_cli({"--show-policy"});
+    BOOST_TEST(json::parse(single.out).at("timeout_seconds").to_number<double>() == 5.0);
+
+    // A job runs past 5 s, and its own timeout is taken, even a long one under --lock-policy.
+    jobs_are({named("long", {"sleep", "5.3"}), named("own", {"sleep", "5"}, R"("policy":{"timeout_seconds":0.2})"),
+              named("longer", {"true"}, R"("policy":{"timeout_seconds":600})")});
+    auto r = run_jobs({"-j", "3", "--lock-policy"});
+    auto results = by_id(r.out);
+    BOOST_TEST_REQUIRE(results.size() == 3u, r.out);
+    BOOST_TEST(results["long"].at("success").as_bool(), results["long"]);
+    BOOST_TEST(results["own"].at("timed_out").as_bool(), results["own"]);
+    BOOST_TEST(results["longer"].at("success").as_bool(), results["longer"]);
+    BOOST_TEST(r.code == 1, r.err);
 }
 
 BOOST_AUTO_TEST_CASE(timeout_zero_or_none_means_no_timeout)

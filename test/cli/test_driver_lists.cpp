@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -58,8 +57,30 @@ void driver_enums(const json::value& v, std::vector<std::vector<std::string>>& o
     }
 }
 
-// The words of `text` between the first line matching `from` and the next line matching `to`.
-std::set<std::string> words_between(const std::string& text, const std::regex& from, const std::regex& to)
+// Plain string scanning, not std::regex: g++ 12's <regex> trips -Wmaybe-uninitialized in
+// optimised builds, and these formats are simple.
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+
+// The runs of lowercase letters in `line`.
+std::vector<std::string> lower_words(const std::string& line)
+{
+    std::vector<std::string> words;
+    for (std::size_t i = 0; i < line.size();) {
+        if (!is_lower(line[i])) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j < line.size() && is_lower(line[j])) ++j;
+        words.push_back(line.substr(i, j - i));
+        i = j;
+    }
+    return words;
+}
+
+// The words of `text` between the first line starting with `from` and the next line starting
+// with `to`.
+std::set<std::string> words_between(const std::string& text, const std::string& from, const std::string& to)
 {
     std::set<std::string> words;
     std::istringstream in(text);
@@ -67,14 +88,24 @@ std::set<std::string> words_between(const std::string& text, const std::regex& f
     bool inside = false;
     while (std::getline(in, line)) {
         if (!inside) {
-            inside = std::regex_search(line, from);
+            inside = line.starts_with(from);
             continue;
         }
-        if (std::regex_search(line, to)) break;
-        static const std::regex word("[a-z]+");
-        for (std::sregex_iterator it(line.begin(), line.end(), word), end; it != end; ++it) words.insert(it->str());
+        if (line.starts_with(to)) break;
+        for (auto& w : lower_words(line)) words.insert(std::move(w));
     }
     return words;
+}
+
+// "  name  summary": the name of a driver line of --help, or "" when the line is not one.
+std::string help_driver_name(const std::string& line)
+{
+    if (!line.starts_with("  ") || line.size() < 3 || !is_lower(line[2])) return {};
+    std::size_t end = 2;
+    while (end < line.size() && is_lower(line[end])) ++end;
+    const auto summary = line.find_first_not_of(' ', end);
+    if (summary == std::string::npos || summary < end + 2) return {};
+    return line.substr(2, end - 2);
 }
 
 }  // namespace
@@ -109,9 +140,9 @@ BOOST_AUTO_TEST_CASE(help_lists_every_driver_in_the_tables_order)
             continue;
         }
         if (!inside) continue;
-        std::smatch m;
-        if (!std::regex_search(line, m, std::regex("^  ([a-z]+)  +\\S"))) break;
-        listed.push_back(m[1]);
+        auto name = help_driver_name(line);
+        if (name.empty()) break;
+        listed.push_back(std::move(name));
     }
     BOOST_TEST(listed == table_names(), boost::test_tools::per_element());
 }
@@ -132,8 +163,8 @@ BOOST_AUTO_TEST_CASE(the_schemas_allow_exactly_the_tables_drivers)
 BOOST_AUTO_TEST_CASE(the_manual_page_names_every_driver)
 {
     const auto page = source_file("doc/sandbox-run.1");
-    const auto description = words_between(page, std::regex("^\\.SH DESCRIPTION"), std::regex("^\\.PP"));
-    const auto option = words_between(page, std::regex("^\\.BI \\\\-\\\\-driver "), std::regex("^\\.TP"));
+    const auto description = words_between(page, ".SH DESCRIPTION", ".PP");
+    const auto option = words_between(page, ".BI \\-\\-driver ", ".TP");
     for (const auto& name : table_names()) {
         BOOST_TEST(description.count(name) == 1u, "doc/sandbox-run.1, DESCRIPTION, does not name " << name);
         BOOST_TEST(option.count(name) == 1u, "doc/sandbox-run.1, --driver, does not name " << name);
@@ -147,8 +178,13 @@ BOOST_AUTO_TEST_CASE(the_readme_has_a_row_for_every_driver)
     BOOST_TEST_REQUIRE(start != std::string::npos, "README.md has no \"## Drivers\" section");
     const auto section = readme.substr(start, readme.find("\n## ", start + 1) - start);
     std::vector<std::string> rows;
-    static const std::regex row("\\n\\| `([a-z]+)` \\|");
-    for (std::sregex_iterator it(section.begin(), section.end(), row), end; it != end; ++it) rows.push_back((*it)[1]);
+    // A row starts "| `name` |".
+    for (auto at = section.find("\n| `"); at != std::string::npos; at = section.find("\n| `", at + 1)) {
+        const auto name_at = at + 4;
+        std::size_t end = name_at;
+        while (end < section.size() && is_lower(section[end])) ++end;
+        if (end > name_at && section.compare(end, 3, "` |") == 0) rows.push_back(section.substr(name_at, end - name_at));
+    }
     const auto names = table_names();
     BOOST_TEST(std::set<std::string>(rows.begin(), rows.end()) == std::set<std::string>(names.begin(), names.end()),
                boost::test_tools::per_element());

@@ -192,6 +192,47 @@ BOOST_AUTO_TEST_CASE(summary_counts_times_and_one_row_per_slot)
     BOOST_TEST(leftovers().empty());
 }
 
+BOOST_AUTO_TEST_CASE(failures_come_first_grouped_by_how_they_ended_largest_first)
+{
+    auto error = [](const std::string& id, int line, const std::string& text) {
+        json::object o;
+        o["id"] = id;
+        o["line"] = line;
+        o["error"] = text;
+        return json::serialize(o);
+    };
+    std::vector<std::string> lines{result("ok", 1, 0, 1, kind::ok),
+                                   result("t1", 2, 0, 1, kind::timeout),
+                                   result("f1", 3, 0, 1, kind::fail, "one\n"),
+                                   error("e1", 4, "Failed to start docker: no such image"),
+                                   result("f2", 5, 0, 1, kind::fail, "two\n"),
+                                   error("e2", 6, "Failed to start docker: no such file"),
+                                   result("f3", 7, 0, 1, kind::fail, "three\n")};
+    write_results(lines);
+    const auto html = report();
+    const auto failures = html.find("<h2>Failures</h2>");
+    BOOST_TEST_REQUIRE(failures != std::string::npos);
+    BOOST_TEST(failures < html.find("<h2>Timeline"));
+    BOOST_TEST(failures < html.find("<h2>Slowest jobs</h2>"));
+    BOOST_TEST(html.find("6 jobs did not succeed, in 3 groups") != std::string::npos);
+    // exit 3 (three jobs), then the docker start failures (two), then the timeout (one).
+    const auto exit3 = html.find("</i>exit 3 <span class=\"sub\">failed, 3 jobs, ");
+    const auto docker = html.find("</i>Failed to start docker <span class=\"sub\">error, 2 jobs, ");
+    const auto late = html.find("</i>timed out (wall) <span class=\"sub\">timed out, 1 job, ");
+    BOOST_TEST_REQUIRE(exit3 != std::string::npos, html);
+    BOOST_TEST_REQUIRE(docker != std::string::npos);
+    BOOST_TEST_REQUIRE(late != std::string::npos);
+    BOOST_TEST(exit3 < docker);
+    BOOST_TEST(docker < late);
+    // Each job under its group, in file order, with its own detail.
+    BOOST_TEST(html.find("one</td>") > exit3);
+    BOOST_TEST(html.find("one</td>") < html.find("three</td>"));
+    BOOST_TEST(html.find("three</td>") < docker);
+    BOOST_TEST(html.find("no such image</td>") > docker);
+    BOOST_TEST(html.find("no such file</td>") < late);
+    check_self_contained(html);
+}
+
 BOOST_AUTO_TEST_CASE(slots_are_the_most_jobs_at_once)
 {
     // Twelve jobs one after another in a single slot, then five that overlap at 20.5 s, and
@@ -405,8 +446,15 @@ BOOST_AUTO_TEST_CASE(many_jobs_make_a_bounded_page)
     BOOST_TEST(html.size() < 3u * 1024 * 1024, html.size());
     BOOST_TEST(count(html, "<rect class=\"bar o") < 12000u);
     BOOST_TEST(html.find("are merged into strips") != std::string::npos);
-    BOOST_TEST(html.find("The first 100 of 2000") != std::string::npos);
-    BOOST_TEST(count(html, "<td class=\"text\">boom</td>") == 100u);
+    // The 2,000 failures are one group (exit 3) with its first ten jobs listed.
+    BOOST_TEST(html.find("2000 jobs did not succeed, in 1 group") != std::string::npos);
+    BOOST_TEST(html.find("and 1990 more") != std::string::npos);
+    BOOST_TEST(count(html, "<td class=\"text\">boom</td>") == 10u);
+    // The 2 s jobs are far above the others' 10-22 ms.
+    std::size_t long_ones = 0;
+    for (int i = 0; i < 20000; ++i) long_ones += i % 97 == 0;
+    BOOST_TEST(summary(html, "outliers") == std::to_string(long_ones) + " ");
+    BOOST_TEST(count(html, "<tr class=\"outlier\">") == 20u);
     BOOST_TEST(took < (sanitized() ? 60 : 20), took);
     check_self_contained(html);
 }
@@ -430,7 +478,7 @@ BOOST_AUTO_TEST_CASE(a_browser_draws_the_timeline, *boost::unit_test::timeout(60
     // --no-sandbox: the tests may run as root, where Chromium's own sandbox refuses to start.
     const auto r = run_sync(*runner, {browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                                       "--force-device-scale-factor=1",
-                                      "--user-data-dir=" + (dir.path / "profile").string(), "--window-size=1200,1600",
+                                      "--user-data-dir=" + (dir.path / "profile").string(), "--window-size=1200,2400",
                                       "--screenshot=" + shot.string(), "file://" + page.string()});
     BOOST_TEST_REQUIRE(std::filesystem::exists(shot), "no screenshot; exit " << r.exit_code << ": " << r.err);
 
@@ -441,7 +489,7 @@ BOOST_AUTO_TEST_CASE(a_browser_draws_the_timeline, *boost::unit_test::timeout(60
     std::map<std::string, long> pixels;
     for (const auto& line : lines_of(py.out)) {
         const auto space = line.find(' ');
-        if (line.starts_with("size")) BOOST_TEST(line == "size 1200x1600");
+        if (line.starts_with("size")) BOOST_TEST(line == "size 1200x2400");
         else pixels[line.substr(0, space)] = std::stol(line.substr(space + 1));
     }
     // The timeline is 1000 px for 3 s, rows 16 px high: a and d (3 s of green) make about

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSL-1.0
 // One command: exit codes, live output, stdin, --json, and every policy flag doing its job.
 #include "cli_support.hpp"
+#include "driver_availability.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -401,6 +403,47 @@ BOOST_AUTO_TEST_CASE(a_driver_that_cannot_start_is_one_line_and_exit_125)
         const auto lines = lines_of(r.err);
         BOOST_TEST_REQUIRE(!lines.empty());
         BOOST_TEST(lines.back().starts_with("sandbox-run: Failed to start " + d), lines.back());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_command_streams_one_failed_to_start_line_on_every_driver)
+{
+    // Streamed, each launcher's own report ("bwrap: execvp ...", "[FATAL tini (7)] ...",
+    // "sandbox: cannot execute ...") is held back and replaced by the one line --json has.
+    const std::string missing = "no-such-command-" + unique_seconds(3);
+    for (const auto d : every_driver) {
+        BOOST_TEST_CONTEXT(to_string(d))
+        {
+            if (!driver_ready(d)) continue;
+            std::vector<std::string> args{"--driver", std::string(to_string(d)), "--timeout", "60"};
+            if (is_container(d)) args.insert(args.end(), {"--image", test_image()});
+            args.insert(args.end(), {"--", missing});
+            const auto r = run_cli(args);
+            BOOST_TEST(r.code == 127, r.err);
+            BOOST_TEST(r.out.empty(), r.out);
+            BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+            BOOST_TEST(r.err.starts_with("Failed to start "), r.err);
+            BOOST_TEST(r.err.ends_with(": " + missing + ": No such file or directory\n"), r.err);
+        }
+    }
+    // An image that is not there: our line only, with the engine's words inside it.
+    for (const auto d : container_drivers) {
+        BOOST_TEST_CONTEXT(to_string(d))
+        {
+            if (!driver_ready(d)) continue;
+            const auto r = run_cli({"--driver", std::string(to_string(d)), "--image", "sandbox-test/none:missing", "--", "true"});
+            BOOST_TEST(r.code == 125, r.err);
+            BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+            BOOST_TEST(r.err.starts_with("sandbox-run: Failed to start " + std::string(to_string(d)) + ": image "), r.err);
+        }
+    }
+    // A command's own stderr that looks like a report is streamed whole and in order.
+    if (driver_ready(driver::bubblewrap)) {
+        const auto r = run_cli({"--driver", "bubblewrap", "--", "sh", "-c",
+                                "echo 'bwrap: not bwrap' >&2; sleep 0.2; echo out; echo 'sandbox: nor us' >&2"});
+        BOOST_TEST(r.code == 0, r.err);
+        BOOST_TEST(r.out == "out\n");
+        BOOST_TEST(r.err == "bwrap: not bwrap\nsandbox: nor us\n");
     }
 }
 

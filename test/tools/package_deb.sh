@@ -34,6 +34,10 @@ p=${prefix%/}
 wanted=(
     "$p/$bindir/sandbox-run"
     "$p/$libexecdir/sandbox/sandbox-seccomp-exec"
+    "$p/$libexecdir/sandbox/sandbox-landlock-exec"
+    "$p/$libexecdir/sandbox/sandbox-spawn"
+    "$p/$libexecdir/sandbox/sandbox-sweep"
+    "$p/$datadir/doc/sandbox/copyright"
     "$p/$includedir/sandbox/sandbox.hpp"
     "$p/$includedir/sandbox/version.hpp"
     "$p/$libdir/cmake/sandbox/sandboxConfig.cmake"
@@ -73,6 +77,7 @@ run=$root$p/$bindir/sandbox-run
 [[ $("$run" --version) == "sandbox-run $version" ]] || fail "sandbox-run --version said: $("$run" --version)"
 [[ $("$run" --timeout 5 -- sh -c 'echo ran') == ran ]] || fail "sandbox-run -- sh -c 'echo ran' failed"
 [[ -x $root$p/$libexecdir/sandbox/sandbox-seccomp-exec ]] || fail "sandbox-seccomp-exec is not executable"
+cmp -s "$root$p/$datadir/doc/sandbox/copyright" "$tools/../../LICENSE" || fail "share/doc/sandbox/copyright is not the LICENSE"
 echo "extracted sandbox-run runs: $("$run" --version)"
 
 # The manual page renders without a warning.
