@@ -43,6 +43,8 @@ struct policy_changes {
     std::optional<std::optional<std::vector<std::string>>> env_allowlist{};
     /// The disk limit (see disk_limit()); `std::optional<std::string>{}` lifts it.
     std::optional<std::optional<std::string>> disk_limit{};
+    /// Blocked names passed on purpose (see env_unblocked()).
+    std::optional<std::vector<std::string>> env_unblocked{};
 };
 
 /// A wall timeout that never fires: `with_timeout(sandbox::no_timeout)`, or
@@ -111,6 +113,10 @@ public:
     const std::optional<std::string>& disk_limit() const noexcept { return disk_limit_; }
     /// disk_limit() in bytes; 0 when there is none.
     std::uint64_t disk_limit_bytes() const noexcept;
+    /// Names the blocklist (blocked_env_patterns) would remove that reach the command anyway,
+    /// because the caller means them to (exact names, e.g. "PYTHONUNBUFFERED"): from env()
+    /// and, with inherit_env(), from this process's environment. Empty by default.
+    const std::vector<std::string>& env_unblocked() const noexcept { return env_unblocked_; }
 
     /// A copy with the engaged members of `changes` applied, clamped and normalised as
     /// above. Throws std::invalid_argument as with_memory() and with_env() do.
@@ -141,6 +147,9 @@ public:
     [[nodiscard]] execution_policy with_env_allowlist(std::optional<std::vector<std::string>> names) const;
     /// Sets or (nullopt) lifts the disk limit. Throws std::invalid_argument like with_memory.
     [[nodiscard]] execution_policy with_disk_limit(std::optional<std::string_view> limit) const;
+    /// A copy that passes these blocked names on purpose (see env_unblocked()). Throws
+    /// std::invalid_argument for a name that is empty or holds '=' or NUL.
+    [[nodiscard]] execution_policy with_env_unblocked(std::vector<std::string> names) const;
 
     /// Equal when every setting is.
     friend bool operator==(const execution_policy&, const execution_policy&) = default;
@@ -162,6 +171,7 @@ private:
     std::size_t stderr_limit_bytes_ = default_output_cap;
     std::optional<std::vector<std::string>> env_allowlist_;
     std::optional<std::string> disk_limit_;
+    std::vector<std::string> env_unblocked_;
 };
 
 /// `boost::json::value_from(p)`: an object with the keys base_dir, timeout_seconds,

@@ -130,10 +130,13 @@ job parse_job(std::string_view text, std::uint64_t line_number, const execution_
             }
             // As for --env: a blocked name is an error, not a silent drop.
             if (const auto* env = value.get_object().if_contains("env"); env && env->is_object()) {
+                const auto& unblocked = j.policy->env_unblocked();
                 for (const auto& [name, ignored] : env->get_object()) {
-                    if (const auto pattern = blocking_env_pattern(name); !pattern.empty()) {
+                    const auto pattern = blocking_env_pattern(name);
+                    if (!pattern.empty() &&
+                        std::find(unblocked.begin(), unblocked.end(), std::string_view(name)) == unblocked.end()) {
                         j.error = "key \"policy\": env " + std::string(name) + ": blocked by the pattern '" +
-                                  std::string(pattern) + "' (never passed to a command)";
+                                  std::string(pattern) + "' (never passed to a command unless the policy's env_unblocked names it)";
                         return j;
                     }
                 }
@@ -178,6 +181,9 @@ std::string loosened_setting(const execution_policy& base, const execution_polic
         return "disk_limit: " + job.disk_limit().value_or("none") + " is more than " + *base.disk_limit();
     if (job.network_enabled() && !base.network_enabled()) return "network_enabled: the network is off";
     if (job.inherit_env() && !base.inherit_env()) return "inherit_env: the caller's environment is not passed on";
+    for (const auto& name : job.env_unblocked())
+        if (std::find(base.env_unblocked().begin(), base.env_unblocked().end(), name) == base.env_unblocked().end())
+            return "env_unblocked: " + name + " is blocked on the command line";
     if (base.env_allowlist()) {
         if (!job.env_allowlist()) return "env_allowlist: it cannot be removed";
         for (const auto& name : *job.env_allowlist())

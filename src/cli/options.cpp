@@ -94,16 +94,22 @@ const option_spec option_table[] = {
          const auto eq = v.find('=');
          const auto name = v.substr(0, eq);
          if (name.empty()) throw usage_error(std::string(f) + ": expected NAME=VALUE or NAME, got " + squote(v));
-         // The library strips blocked names from every environment; asked for by name here,
-         // dropping it silently would run the command without what the user meant to give it.
-         if (const auto pattern = blocking_env_pattern(name); !pattern.empty())
-             throw usage_error(std::string(f) + " " + std::string(name) + ": blocked by the pattern " + squote(pattern) +
-                               " (these names never reach a command: they can take over programs or carry secrets)");
+         // A blocked name is checked once every flag is read (effective_policy), since
+         // --unblock-env may come after it.
          if (eq == std::string_view::npos) {  // NAME alone: its value here, like docker run -e NAME
              if (const char* value = std::getenv(std::string(name).c_str())) o.env.emplace_back(name, value);
              return;
          }
          o.env.emplace_back(name, v.substr(eq + 1));
+     }},
+    {"unblock-env", 0, arity::value, false,
+     [](options& o, auto f, auto v) {
+         const auto name = non_empty(f, v);
+         if (name.find('=') != std::string_view::npos)
+             throw usage_error(std::string(f) + ": expected a variable's name, got " + squote(v));
+         if (blocking_env_pattern(name).empty())
+             throw usage_error(std::string(f) + " " + std::string(name) + ": no pattern blocks it (nothing to unblock)");
+         o.unblocked_env.emplace_back(name);
      }},
     {"inherit-env", 0, arity::flag, false, [](options& o, auto, auto) { o.inherit_env = true; }},
     {"no-inherit-env", 0, arity::flag, false, [](options& o, auto, auto) { o.inherit_env = false; }},
@@ -313,12 +319,23 @@ execution_policy effective_policy(const options& o)
         } catch (const std::invalid_argument& e) {
             throw usage_error("--policy " + o.policy_file->string() + ": " + e.what());
         }
-        // As for --env: a blocked name is an error, not a silent drop.
-        for (const auto& [name, value] : base.env())
-            if (const auto pattern = blocking_env_pattern(name); !pattern.empty())
-                throw usage_error("--policy " + o.policy_file->string() + ": env " + name + ": blocked by the pattern '" +
-                                  std::string(pattern) + "' (never passed to a command)");
     }
+    // The library strips blocked names from every environment; asked for by name, dropping
+    // one silently would run the command without what the user meant to give it.
+    const auto unblocked = [&](const std::string& name) {
+        const auto& in_file = base.env_unblocked();
+        return std::find(o.unblocked_env.begin(), o.unblocked_env.end(), name) != o.unblocked_env.end() ||
+               std::find(in_file.begin(), in_file.end(), name) != in_file.end();
+    };
+    const auto refuse_blocked = [&](const std::string& where, const std::string& name) {
+        if (const auto pattern = blocking_env_pattern(name); !pattern.empty() && !unblocked(name))
+            throw usage_error(where + " " + name + ": blocked by the pattern '" + std::string(pattern) +
+                              "' (these names can take over programs or carry secrets; --unblock-env " + name +
+                              " passes it on purpose)");
+    };
+    if (o.policy_file)
+        for (const auto& [name, value] : base.env()) refuse_blocked("--policy " + o.policy_file->string() + ": env", name);
+    for (const auto& [name, value] : o.env) refuse_blocked("--env", name);
 
     policy_changes c;
     c.base_dir = o.base_dir;
@@ -351,6 +368,12 @@ execution_policy effective_policy(const options& o)
         c.env = std::move(env);
     }
     c.inherit_env = o.inherit_env;
+    if (!o.unblocked_env.empty()) {
+        auto names = base.env_unblocked();
+        for (const auto& n : o.unblocked_env)
+            if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+        c.env_unblocked = std::move(names);
+    }
     c.network_enabled = o.network;
     c.stdout_limit_bytes = o.stdout_cap;
     c.stderr_limit_bytes = o.stderr_cap;

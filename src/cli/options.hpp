@@ -68,6 +68,7 @@ struct options {
     std::optional<std::optional<std::string>> disk;                        // normalized; inner nullopt: none
     std::optional<bool> network;
     env_list env;  // added to (and overriding by name) the file's variables
+    std::vector<std::string> unblocked_env;  // --unblock-env: blocked names passed on purpose
     std::optional<bool> inherit_env;
     std::vector<std::filesystem::path> readable;  // appended to the file's lists
     std::vector<std::filesystem::path> writable;

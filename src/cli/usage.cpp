@@ -65,6 +65,9 @@ Policy (the --policy file is loaded first, then the flags override it):
   -e, --env NAME=VALUE     set a variable (repeatable; adds to the file's variables);
                            NAME alone copies its value from this environment; a blocked
                            name is refused (exit 2), naming the pattern that blocks it
+  --unblock-env NAME       pass the blocked variable NAME on purpose (repeatable; from
+                           --env, the policy file and, with --inherit-env, this
+                           environment); policy JSON: "env_unblocked": [NAME, ...]
   --inherit-env, --no-inherit-env
                            start from this program's environment (default: only --env);
                            blocked names never pass: loader and interpreter hooks

@@ -16,7 +16,7 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
     // A missing directory is the command's start failure (start_error), like a missing
     // base dir; only a path that leaves the base dir is refused here.
     const auto& base = ctx.policy.base_dir();
-    auto p = launch_plan{.argv = std::move(args), .env = env_strings(with_extra_env(child_environment(ctx.policy), o.env)),
+    auto p = launch_plan{.argv = std::move(args), .env = env_strings(with_extra_env(child_environment(ctx.policy), o.env, ctx.policy)),
                          .cwd = base / fenced_cwd(base, o.cwd, "host process", true), .stdin_fd = o.stdin_fd};
     p.through_helper = ctx.options.spawn_helper;
     return p;

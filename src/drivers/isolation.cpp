@@ -307,7 +307,7 @@ sandbox_setup prepare(const driver_context& ctx, run_resources& res, const exec_
     }
     pin_mounts(ctx, s, res);
     if (ctx.root && !spec.host_mount_namespace) stage_mounts(ctx, s, res);
-    s.env = with_extra_env(sandbox_environment(policy), o.env);
+    s.env = with_extra_env(sandbox_environment(policy), o.env, policy);
     s.syscall_rules = command_rules(ctx);
     if (ctx.warm) s.warm_stub = spawn_helper_path();
     if (!spec.container) {

@@ -151,7 +151,7 @@ launch_plan plan(const driver_context& ctx, std::vector<std::string> args, const
 
     // The node gets the environment made here (srun --export would split values on commas)
     // and the policy with the wall timer as a backstop; the idle timer runs here.
-    const auto env = with_extra_env(sandbox_environment(ctx.policy), o.env);
+    const auto env = with_extra_env(sandbox_environment(ctx.policy), o.env, ctx.policy);
     auto node_policy = ctx.policy.with_env(env, false).with_env_allowlist(std::nullopt).with_idle_timeout(std::nullopt);
     if (wall) node_policy = node_policy.with_timeout(*wall + std::chrono::seconds(5));
     a.insert(a.end(), {"--", node, "slurm-step", "--driver", std::string(to_string(inner))});

@@ -104,10 +104,11 @@ std::optional<std::chrono::milliseconds> wall_timeout(const execution_policy& po
     return std::max(wall, std::chrono::milliseconds::zero());
 }
 
-env_list with_extra_env(env_list base, const env_list& extra)
+env_list with_extra_env(env_list base, const env_list& extra, const execution_policy& policy)
 {
+    const auto& unblocked = policy.env_unblocked();
     for (const auto& [name, value] : extra) {
-        if (is_blocked_env_name(name)) continue;
+        if (is_blocked_env_name(name) && std::find(unblocked.begin(), unblocked.end(), name) == unblocked.end()) continue;
         auto it = std::find_if(base.begin(), base.end(), [&n = name](const auto& kv) { return kv.first == n; });
         if (it != base.end()) it->second = value;
         else base.emplace_back(name, value);

@@ -46,8 +46,9 @@ std::string find_on_path(std::string_view name);
 env_list sandbox_environment(const execution_policy& policy);
 
 /// `base` with `extra` laid over it: a name already present takes the new value in its
-/// place, new names go at the end, blocked names (blocked_env_patterns) are dropped.
-env_list with_extra_env(env_list base, const env_list& extra);
+/// place, new names go at the end, blocked names (blocked_env_patterns) are dropped but for
+/// those `policy` passes on purpose (execution_policy::env_unblocked()).
+env_list with_extra_env(env_list base, const env_list& extra, const execution_policy& policy);
 
 /// The wall timeout of one execution: its own, else its policy's; nullopt when it has none
 /// (sandbox::no_timeout). A negative one is zero: the execution times out at once.

@@ -120,7 +120,7 @@ std::string hand_off_for(const driver_context& ctx, const warm_sandbox& w, const
 {
     wire::hand_off h;
     h.argv = args;
-    h.env = env_strings(with_extra_env(w.setup.env, o.env));
+    h.env = env_strings(with_extra_env(w.setup.env, o.env, ctx.policy));
     std::filesystem::path cwd = w.setup.inside_work;
     if (!o.cwd.empty()) cwd /= fenced_cwd(w.setup.work_dir, o.cwd, ctx.spec.tool);
     h.cwd = cwd.string();

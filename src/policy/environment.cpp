@@ -72,7 +72,11 @@ env_list child_environment(const execution_policy& policy)
             }
         }
     }
-    std::erase_if(env, [](const auto& kv) { return is_blocked_env_name(kv.first); });
+    const auto& unblocked = policy.env_unblocked();
+    std::erase_if(env, [&](const auto& kv) {
+        return is_blocked_env_name(kv.first) &&
+               std::find(unblocked.begin(), unblocked.end(), kv.first) == unblocked.end();
+    });
     return env;
 }
 

@@ -33,6 +33,14 @@ void validate_env(const env_list& env)
     }
 }
 
+void validate_names(const std::vector<std::string>& names)
+{
+    for (const auto& name : names)
+        if (name.empty() || name.find('=') != std::string::npos || name.find('\0') != std::string::npos)
+            throw std::invalid_argument("Invalid environment variable name: \"" + name +
+                                        "\" (must be non-empty, without '=' or NUL)");
+}
+
 }  // namespace
 
 execution_policy::execution_policy() = default;
@@ -122,6 +130,10 @@ execution_policy execution_policy::with(const policy_changes& c) const
         p.disk_limit_ = *c.disk_limit;
         if (p.disk_limit_) p.disk_limit_ = normalize_memory_limit(*p.disk_limit_);
     }
+    if (c.env_unblocked) {
+        validate_names(*c.env_unblocked);
+        p.env_unblocked_ = *c.env_unblocked;
+    }
     return p;
 }
 
@@ -156,6 +168,10 @@ execution_policy execution_policy::with_output_caps(std::size_t out, std::size_t
 execution_policy execution_policy::with_env_allowlist(std::optional<std::vector<std::string>> names) const
 {
     return with({.env_allowlist = std::move(names)});
+}
+execution_policy execution_policy::with_env_unblocked(std::vector<std::string> names) const
+{
+    return with({.env_unblocked = std::move(names)});
 }
 
 // ---- JSON ----------------------------------------------------------------------------------
@@ -221,6 +237,11 @@ void tag_invoke(const json::value_from_tag&, json::value& jv, const execution_po
         json::array names;
         for (const auto& n : *p.env_allowlist()) names.emplace_back(n);
         o["env_allowlist"] = std::move(names);
+    }
+    if (!p.env_unblocked().empty()) {
+        json::array names;
+        for (const auto& n : p.env_unblocked()) names.emplace_back(n);
+        o["env_unblocked"] = std::move(names);
     }
     jv = std::move(o);
 }
@@ -297,6 +318,19 @@ execution_policy apply_json(const execution_policy& base, const json::value& jv)
                 }
                 c.env_allowlist = std::move(names);
             }
+        } else if (key == "env_unblocked") {
+            std::vector<std::string> names;
+            for (const auto& item : detail::json_array(v, what, key)) {
+                if (!item.is_string())
+                    throw std::invalid_argument(detail::json_key_error(what, key, "must be an array of strings"));
+                names.emplace_back(item.get_string());
+            }
+            try {
+                validate_names(names);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(detail::json_key_error(what, key, std::string("is invalid: ") + e.what()));
+            }
+            c.env_unblocked = std::move(names);
         } else {
             throw std::invalid_argument(detail::json_key_error(what, key, "is not a known key"));
         }

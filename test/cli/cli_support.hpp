@@ -50,10 +50,16 @@ inline execution_policy tool_policy(env_list env = {})
     for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "SANDBOX_SPAWN_HELPER",
                              "SANDBOX_LANDLOCK_EXEC", "SANDBOX_SECCOMP_EXEC", "SANDBOX_SWEEP"})
         if (const char* v = std::getenv(name)) env.emplace_back(name, v);
+    // A blocked name given here is for the tool (to see what it does with it): it must
+    // reach the tool, so the harness passes it on purpose.
+    std::vector<std::string> blocked;
+    for (const auto& [name, value] : env)
+        if (is_blocked_env_name(name)) blocked.push_back(name);
     return execution_policy::defaults()
         .with_timeout(120s)
         .with_output_caps(256u << 20, 256u << 20)
-        .with_env(std::move(env));
+        .with_env(std::move(env))
+        .with_env_unblocked(std::move(blocked));
 }
 
 inline cli_result run_cli(std::vector<std::string> args, cli_options o = {})

@@ -288,6 +288,25 @@ BOOST_AUTO_TEST_CASE(a_jobs_blocked_variable_is_its_error_and_the_rest_run)
     BOOST_TEST(str(byid["fine"].at("stdout")) == "ran\n");
 }
 
+// A job may pass a blocked name on purpose; under --lock-policy only what the command line did.
+BOOST_AUTO_TEST_CASE(a_job_may_unblock_a_name_unless_the_policy_is_locked)
+{
+    write_jobs({job({"sh", "-c", "echo \"[$PYTHONUNBUFFERED]\""},
+                    R"("id":"own","policy":{"env":{"PYTHONUNBUFFERED":"1"},"env_unblocked":["PYTHONUNBUFFERED"]})")});
+    auto r = batch({});
+    BOOST_TEST(r.code == 0, r.err);
+    auto results = json_lines(r.out);
+    BOOST_TEST_REQUIRE(results.size() == 1u);
+    BOOST_TEST(str(results[0].at("stdout")) == "[1]\n");
+    auto locked = batch({"--lock-policy"});
+    BOOST_TEST(locked.code == 1);
+    results = json_lines(locked.out);
+    BOOST_TEST_REQUIRE(results.size() == 1u);
+    BOOST_TEST(str(results[0].at("error")).find("env_unblocked: PYTHONUNBUFFERED") != std::string::npos, locked.out);
+    auto allowed = batch({"--lock-policy", "--unblock-env", "PYTHONUNBUFFERED"});
+    BOOST_TEST(allowed.code == 0, allowed.out);
+}
+
 BOOST_AUTO_TEST_CASE(policy_file_applies_to_every_job)
 {
     const auto policy = dir.path / "policy.json";

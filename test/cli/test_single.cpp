@@ -344,6 +344,38 @@ BOOST_AUTO_TEST_CASE(env_flags_set_the_commands_environment)
     BOOST_TEST(r.out == "[]\n");
 }
 
+BOOST_AUTO_TEST_CASE(a_blocked_name_passes_on_purpose_with_unblock_env)
+{
+    // From --env, in either order, and from this environment with --inherit-env.
+    auto r = run_cli({"-e", "PYTHONUNBUFFERED=1", "--unblock-env", "PYTHONUNBUFFERED", "--", "sh", "-c",
+                      "echo \"[$PYTHONUNBUFFERED]\""});
+    BOOST_TEST(r.code == 0, r.err);
+    BOOST_TEST(r.out == "[1]\n");
+    r = run_cli({"--unblock-env", "PYTHONUNBUFFERED", "-e", "PYTHONUNBUFFERED=2", "--", "sh", "-c",
+                 "echo \"[$PYTHONUNBUFFERED]\""});
+    BOOST_TEST(r.out == "[2]\n");
+    cli_options o;
+    o.env = {{"PYTHONUNBUFFERED", "3"}, {"PYTHONPATH", "/x"}};
+    r = run_cli({"--inherit-env", "--unblock-env", "PYTHONUNBUFFERED", "--", "sh", "-c",
+                 "echo \"[$PYTHONUNBUFFERED|$PYTHONPATH]\""}, o);
+    BOOST_TEST(r.out == "[3|]\n");  // only the name unblocked, not its pattern
+    // The refusal says how to pass it on purpose.
+    r = run_cli({"-e", "PYTHONUNBUFFERED=1", "--", "true"});
+    BOOST_TEST(r.code == 2);
+    BOOST_TEST(r.err.find("--unblock-env PYTHONUNBUFFERED passes it on purpose") != std::string::npos, r.err);
+    // A policy file may unblock it too, and the policy shows it.
+    temp_dir dir;
+    const auto policy = dir.path / "policy.json";
+    std::ofstream(policy) << R"({"env": {"PYTHONUNBUFFERED": "4"}, "env_unblocked": ["PYTHONUNBUFFERED"]})";
+    r = run_cli({"--policy", policy.string(), "--", "sh", "-c", "echo \"[$PYTHONUNBUFFERED]\""});
+    BOOST_TEST(r.out == "[4]\n", r.err);
+    r = run_cli({"--policy", policy.string(), "--show-policy"});
+    BOOST_TEST(json::parse(r.out).at("env_unblocked").as_array().size() == 1u, r.out);
+    // A name no pattern blocks, or a NAME=VALUE, is bad usage.
+    BOOST_TEST(run_cli({"--unblock-env", "HOME", "--", "true"}).code == 2);
+    BOOST_TEST(run_cli({"--unblock-env", "PYTHONPATH=/x", "--", "true"}).code == 2);
+}
+
 BOOST_AUTO_TEST_CASE(base_dir_is_the_working_directory_on_host)
 {
     temp_dir dir;

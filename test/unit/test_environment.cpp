@@ -130,6 +130,24 @@ BOOST_AUTO_TEST_CASE(names_outside_the_list_are_not_blocked)
     }
 }
 
+BOOST_AUTO_TEST_CASE(an_unblocked_name_passes_and_only_that_name)
+{
+    const auto p = execution_policy::in("/tmp").with_env({{"PYTHONUNBUFFERED", "1"}, {"PYTHONPATH", "/x"}});
+    BOOST_TEST(show(sandbox::child_environment(p)) == "");
+    const auto q = p.with_env_unblocked({"PYTHONUNBUFFERED"});
+    BOOST_TEST(show(sandbox::child_environment(q)) == "PYTHONUNBUFFERED=1;");
+    // Inherited too.
+    scoped_env hook("PYTHONDONTWRITEBYTECODE", "1");
+    const auto inherited = execution_policy::in("/tmp").inherit_environment().with_env_unblocked({"PYTHONDONTWRITEBYTECODE"});
+    BOOST_TEST(find(sandbox::child_environment(inherited), "PYTHONDONTWRITEBYTECODE") != nullptr);
+    // JSON both ways; a bad name is refused.
+    const auto back = sandbox::policy_from_json(sandbox::to_json(q));
+    BOOST_TEST((back.env_unblocked() == std::vector<std::string>{"PYTHONUNBUFFERED"}));
+    BOOST_TEST((back == q));
+    BOOST_CHECK_THROW((void)p.with_env_unblocked({"A=B"}), std::invalid_argument);
+    BOOST_CHECK_THROW((void)sandbox::policy_from_json(R"({"env_unblocked": "PYTHONPATH"})"), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(explicit_env_only_keeps_its_order)
 {
     // PHP EnvUtils: returns explicit env vars from policy.
