@@ -152,10 +152,12 @@ std::string report_usage_text()
     return R"(Usage: sandbox-run report RESULTS.jsonl [-o REPORT.html] [--title TEXT]
 
 Makes one self-contained HTML page from the result lines of sandbox-run --batch: a summary
-(outcomes, wall time, mean, median and p95 duration, jobs/s), a timeline of the jobs with
-one row per slot (as many rows as jobs ran at once), a histogram of the durations, the
-slowest jobs and the failed ones with their error or last line of stderr. The page has
-inline CSS and SVG only: no script, nothing loaded from anywhere.
+(outcomes, wall time, mean, median and p95 duration, jobs/s, outliers), the failures
+grouped by how they ended (exit status, signal, timeout or error), the largest group first,
+with their error or last line of stderr, a timeline of the jobs with one row per slot (as
+many rows as jobs ran at once), a histogram of the durations, and the slowest jobs with
+the outliers marked. The page has inline CSS and SVG only: no script, nothing loaded from
+anywhere.
 
   RESULTS.jsonl            the results ("-" for stdin)
   -o, --output FILE        write the page to FILE (default, or "-": stdout); a file is

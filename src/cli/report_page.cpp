@@ -171,7 +171,7 @@ void add_failures(page& p, const report_data& d)
         p.add("<tr class=\"group\"><th colspan=\"4\"><i class=\"o" + std::to_string(index_of(g.kind)) + "\"></i>");
         p.text(g.label);
         p.add(" <span class=\"sub\">" + std::string(styles[index_of(g.kind)].name) + ", " +
-              count_of(g.count, "job", "jobs") + ", " + percent(g.count, n) + "</span></th></tr>\n");
+              count_of(g.count, "job", "jobs") + percent(g.count, n) + "</span></th></tr>\n");
         for (const auto& f : g.examples) {
             const auto& j = d.jobs[f.job];
             p.add("<tr>");

@@ -216,9 +216,9 @@ BOOST_AUTO_TEST_CASE(failures_come_first_grouped_by_how_they_ended_largest_first
     BOOST_TEST(failures < html.find("<h2>Slowest jobs</h2>"));
     BOOST_TEST(html.find("6 jobs did not succeed, in 3 groups") != std::string::npos);
     // exit 3 (three jobs), then the docker start failures (two), then the timeout (one).
-    const auto exit3 = html.find("</i>exit 3 <span class=\"sub\">failed, 3 jobs, ");
-    const auto docker = html.find("</i>Failed to start docker <span class=\"sub\">error, 2 jobs, ");
-    const auto late = html.find("</i>timed out (wall) <span class=\"sub\">timed out, 1 job, ");
+    const auto exit3 = html.find("</i>exit 3 <span class=\"sub\">failed, 3 jobs (");
+    const auto docker = html.find("</i>Failed to start docker <span class=\"sub\">error, 2 jobs (");
+    const auto late = html.find("</i>timed out (wall) <span class=\"sub\">timed out, 1 job (");
     BOOST_TEST_REQUIRE(exit3 != std::string::npos, html);
     BOOST_TEST_REQUIRE(docker != std::string::npos);
     BOOST_TEST_REQUIRE(late != std::string::npos);
