@@ -52,7 +52,7 @@ void command_runner::start_in_background(asio::any_io_executor ex, std::vector<s
     auto l = std::make_shared<launch>(launch{this, ex, asio::prefer(ex, asio::execution::outstanding_work.tracked),
                                              std::move(args), std::move(options), std::move(handler)});
     // Not a spawn thread: start() hands its spawn to one and waits.
-    detail::run_on(detail::worker::warm, [l] {
+    detail::run_on(detail::worker::warm, [l]() mutable {
         boost::system::error_code code;
         process p;
         try {
@@ -60,13 +60,17 @@ void command_runner::start_in_background(asio::any_io_executor ex, std::vector<s
         } catch (...) {
             code = detail::to_error_code(std::current_exception());
         }
-        // Posted to the I/O executor, run through the handler's own (a strand, say).
-        const auto target = asio::get_associated_executor(l->handler, l->ex);
-        asio::post(l->ex, asio::bind_executor(target, [l, code, p = std::make_shared<process>(std::move(p))]() mutable {
+        // Posted to the I/O executor, run through the handler's own (a strand, say). The
+        // launch moves into the completion: this thread keeps no reference, whose release
+        // here (its tracked work ending) could come after the io_context is gone.
+        const auto ex = l->ex;
+        const auto target = asio::get_associated_executor(l->handler, ex);
+        auto done = [l = std::move(l), code, p = std::make_shared<process>(std::move(p))]() mutable {
             auto h = std::move(l->handler);
             l.reset();  // the io_context may run out of work once the handler has run
             std::move(h)(code, std::move(*p));
-        }));
+        };
+        asio::post(ex, asio::bind_executor(target, std::move(done)));
     });
 }
 
