@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // landlock: the command runs on the host, in a private work dir, confined by the kernel
-// without namespaces. A Landlock ruleset made here lets it read and execute the system's
+// without namespaces (but, for an unprivileged caller, a read-only view: see below). A Landlock ruleset made here lets it read and execute the system's
 // directories and the readable paths, and write only its work dir (with the TMPDIR inside)
 // and the writable paths; sandbox-landlock-exec, started with the ruleset and a seccomp
 // program as descriptors 3 and 4, joins the cgroups, drops to the command's user, enforces
@@ -12,12 +12,15 @@
 #include "drivers/resources.hpp"
 #include "drivers/runner.hpp"
 #include "sys/landlock.hpp"
+#include "sys/mounts.hpp"
 #include "sys/seccomp_filter.hpp"
 
 #include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 namespace sandbox::detail {
 
@@ -140,6 +143,22 @@ void prepare(const driver_context& ctx, sandbox_setup& s, run_resources& res)
     res.fds.push_back(std::move(program));
 }
 
+// An unprivileged caller's command runs as the caller, who owns files everywhere: where the
+// kernel allows it a user namespace of its own, it sees every mount read-only but its
+// writable paths and work dir, so chmod, chown, utimensat and xattrs fail outside them.
+void read_only_view(const driver_context& ctx, const sandbox_setup& s, confinement& c)
+{
+    static const bool allowed = unprivileged_user_namespaces().empty();
+    if (ctx.root || !allowed) return;
+    c.read_only_view = true;
+    for (const auto& m : s.mounts)
+        if (!m.read_only()) c.writable.push_back(bind_onto(s, m.host, m.host));
+    c.writable.push_back(mount_step{.source = s.work_dir.string(), .target = s.work_dir.string()});
+    // Outer paths first: an inner one is mounted onto the outer one's clone.
+    std::stable_sort(c.writable.begin(), c.writable.end(),
+                     [](const mount_step& a, const mount_step& b) { return a.target.size() < b.target.size(); });
+}
+
 launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, const std::vector<std::string>& args)
 {
     launch_plan plan;
@@ -160,6 +179,7 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
         plan.limits.no_new_privs = true;
         plan.limits.landlock_ruleset = s.pass_fds.at(0);
         plan.limits.seccomp_program = s.pass_fds.at(1);
+        read_only_view(ctx, s, plan.limits);
         plan.pass_fds.clear();
         return plan;
     }
@@ -171,7 +191,7 @@ launch_plan command_line(const driver_context& ctx, const sandbox_setup& s, cons
     plan.argv.insert(plan.argv.end(), {"--parent", std::to_string(::getpid()), "--reap", "--"});
     plan.argv.insert(plan.argv.end(), args.begin(), args.end());
     plan.kill_request_signal = SIGUSR1;
-    (void)ctx;
+    read_only_view(ctx, s, plan.limits);  // the launcher's too, which is the command's parent
     return plan;
 }
 

@@ -2,8 +2,8 @@
 // sandbox-spawn --parent PID: the library's spawn helper, one per library process. It gets
 // launch requests on descriptor 3 (src/run/spawn_wire.hpp), forks for each, and the child
 // sets itself up in plain linear code (descriptors, signals, session, cgroups, limits, a
-// private mount namespace, the user, no_new_privs, Landlock, seccomp) and executes the
-// program. No shell, setpriv or launcher runs in front of a sandbox's program.
+// private mount namespace or a read-only view, the user, no_new_privs, Landlock, seccomp) and
+// executes the program. No shell, setpriv or launcher runs in front of a sandbox's program.
 //
 // The same program, as `sandbox-spawn --await [--report]`, is what a sandbox started ahead
 // of its command runs (command_runner::prewarm): it waits for the command on its stdin and
@@ -168,16 +168,24 @@ void make_parents(const std::string& path)
         (void)::mkdir(path.substr(0, at).c_str(), 0755);
 }
 
+// The directory at `m.target`, reached without a symbolic link and, when the launch pinned
+// it, checked to be that directory; the launch fails otherwise.
+int open_target(const mount_step& m, int reply)
+{
+    const int at = sandbox::detail::open_no_symlinks(m.target.c_str());
+    if (at < 0) child_fail(reply, wire::step::mounts, errno, m.target.c_str());
+    struct stat st {};
+    if (m.ino && (::fstat(at, &st) != 0 || st.st_dev != m.dev || st.st_ino != m.ino))
+        child_fail(reply, wire::step::mounts, ESTALE, m.target.c_str());
+    return at;
+}
+
 // A bind onto a path the policy names, pinned by the launch: whatever is at the target's
 // path now must be that directory, reached without a symbolic link, and the mount goes onto
 // it through its descriptor. A swap of a component of the path fails the launch.
 void pinned_bind(const mount_step& m, int reply)
 {
-    const int target = sandbox::detail::open_no_symlinks(m.target.c_str());
-    if (target < 0) child_fail(reply, wire::step::mounts, errno, m.target.c_str());
-    struct stat st {};
-    if (::fstat(target, &st) != 0 || st.st_dev != m.dev || st.st_ino != m.ino)
-        child_fail(reply, wire::step::mounts, ESTALE, m.target.c_str());
+    const int target = open_target(m, reply);
     const int tree = m.source == m.target
                          ? static_cast<int>(::syscall(SYS_open_tree, target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH))
                          : static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, m.source.c_str(),
@@ -234,6 +242,63 @@ void mount_steps(const sandbox::detail::confinement& c, int reply)
                 child_fail(reply, wire::step::mounts, errno, path.c_str());
             ::close(kept[i]);
         }
+    }
+}
+
+// Writes `text` to a file of /proc/self; false with errno on failure.
+bool write_self(const char* file, const char* text)
+{
+    const int fd = ::open(file, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const auto n = static_cast<ssize_t>(std::strlen(text));
+    const bool ok = ::write(fd, text, static_cast<std::size_t>(n)) == n;
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return ok;
+}
+
+// The writable trees are cloned first (from this namespace: a descriptor of the old one
+// cannot be cloned), then every mount is made read-only and the clones go back on top, the
+// shorter paths first, so a writable path inside another lands on the outer one's clone.
+void read_only_view(const sandbox::detail::confinement& c, int reply)
+{
+    if (!c.read_only_view) return;
+    const auto uid = static_cast<unsigned>(::getuid()), gid = static_cast<unsigned>(::getgid());
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+        child_fail(reply, wire::step::mounts, errno, "unshare(CLONE_NEWUSER | CLONE_NEWNS), for a read-only view");
+    char map[64];
+    if (!write_self("/proc/self/setgroups", "deny")) child_fail(reply, wire::step::mounts, errno, "/proc/self/setgroups");
+    std::snprintf(map, sizeof map, "%u %u 1", uid, uid);
+    if (!write_self("/proc/self/uid_map", map)) child_fail(reply, wire::step::mounts, errno, "/proc/self/uid_map");
+    std::snprintf(map, sizeof map, "%u %u 1", gid, gid);
+    if (!write_self("/proc/self/gid_map", map)) child_fail(reply, wire::step::mounts, errno, "/proc/self/gid_map");
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+        child_fail(reply, wire::step::mounts, errno, "private propagation");
+    std::vector<int> trees;
+    for (const auto& m : c.writable) {
+        const int at = open_target(m, reply);
+        const int tree = static_cast<int>(
+            ::syscall(SYS_open_tree, at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+        if (tree < 0) child_fail(reply, wire::step::mounts, errno, m.target.c_str());
+        mount_attr attr{};
+        attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        if (::syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0)
+            child_fail(reply, wire::step::mounts, errno, m.target.c_str());
+        ::close(at);
+        trees.push_back(tree);
+    }
+    mount_attr read_only{};
+    read_only.attr_set = MOUNT_ATTR_RDONLY;
+    if (::syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &read_only, sizeof read_only) != 0)
+        child_fail(reply, wire::step::mounts, errno, "every mount read-only");
+    for (std::size_t i = 0; i < trees.size(); ++i) {
+        const auto& m = c.writable[i];
+        const int at = open_target(m, reply);
+        if (::syscall(SYS_move_mount, trees[i], "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+            child_fail(reply, wire::step::mounts, errno, m.target.c_str());
+        ::close(at);
+        ::close(trees[i]);
     }
 }
 
@@ -296,6 +361,10 @@ void load_program(int program, int reply)
     set_limits(c, reply);
     if (!p.req.cwd.empty() && ::chdir(p.req.cwd.c_str()) != 0) child_fail(reply, wire::step::cwd, errno, p.req.cwd.c_str());
     mount_steps(c, reply);
+    read_only_view(c, reply);
+    // The old directory is under the writable clone now: the same path reaches the clone.
+    if (c.read_only_view && !p.req.cwd.empty() && ::chdir(p.req.cwd.c_str()) != 0)
+        child_fail(reply, wire::step::cwd, errno, p.req.cwd.c_str());
     become(c, reply);
     if (c.parent_death_signal) {
         // After the change of user, which clears it; the check after closes the window in

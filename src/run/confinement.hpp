@@ -42,6 +42,13 @@ struct confinement {
     /// A private mount namespace (propagation private) with these steps.
     bool private_mounts = false;
     std::vector<mount_step> mounts;
+    /// An unprivileged caller's landlock run: a user namespace of the caller's own uid and gid
+    /// and a mount namespace in which every mount is read-only but the `writable` trees (bind
+    /// steps onto themselves, pinned as `mounts` are, cloned before the rest is made
+    /// read-only). Landlock does not govern chmod, chown, utimensat or extended attributes;
+    /// outside its writable paths the command's calls then fail with EROFS.
+    bool read_only_view = false;
+    std::vector<mount_step> writable;
     /// The user to become, with no supplementary groups, an empty bounding set and no
     /// capabilities. nullopt: unchanged.
     std::optional<std::pair<uid_t, gid_t>> user;
@@ -60,7 +67,7 @@ struct confinement {
 
     bool empty() const noexcept
     {
-        return cgroup_procs.empty() && !rlimit_as && !rlimit_nproc && !private_mounts && mounts.empty() && !user &&
+        return cgroup_procs.empty() && !rlimit_as && !rlimit_nproc && !private_mounts && mounts.empty() && !read_only_view && !user &&
                !parent_death_signal && !no_new_privs && landlock_ruleset < 0 && seccomp_program < 0;
     }
 };

@@ -23,7 +23,7 @@
 
 namespace sandbox::detail::wire {
 
-inline constexpr std::uint32_t magic = 0x53425831;  // "SBX1"
+inline constexpr std::uint32_t magic = 0x53425832;  // "SBX2"
 /// A body up to this size travels in the message itself.
 inline constexpr std::size_t inline_body_max = 48 * 1024;
 /// At most this many descriptors in one request (the kernel's SCM_MAX_FD is 253).
@@ -178,6 +178,13 @@ inline std::string encode(const launch& l)
     w.u32(c.no_new_privs ? 1 : 0);
     w.i32(c.landlock_ruleset);
     w.i32(c.seccomp_program);
+    w.u32(c.read_only_view ? 1 : 0);
+    w.u32(static_cast<std::uint32_t>(c.writable.size()));
+    for (const auto& m : c.writable) {
+        w.str(m.target);
+        w.u64(m.dev);
+        w.u64(m.ino);
+    }
     return w.take();
 }
 
@@ -222,6 +229,18 @@ inline bool decode(std::string_view body, launch& l)
     c.no_new_privs = r.u32() != 0;
     c.landlock_ruleset = r.i32();
     c.seccomp_program = r.i32();
+    c.read_only_view = r.u32() != 0;
+    const auto writable = r.u32();
+    if (!r.ok() || writable > 4096) return false;
+    c.writable.clear();
+    for (std::uint32_t i = 0; i < writable && r.ok(); ++i) {
+        mount_step m;
+        m.target = r.str();
+        m.source = m.target;
+        m.dev = r.u64();
+        m.ino = r.u64();
+        c.writable.push_back(std::move(m));
+    }
     return r.ok() && !l.argv.empty();
 }
 

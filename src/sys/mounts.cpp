@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <system_error>
 
 namespace sandbox::detail {
@@ -36,6 +37,23 @@ int open_no_symlinks(const char* path) noexcept
     how.flags = O_PATH | O_CLOEXEC;
     how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     return static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+}
+
+std::string unprivileged_user_namespaces()
+{
+    auto setting = [](const char* file) -> long {
+        const int fd = ::open(file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return -1;
+        char buf[32] = {};
+        const auto n = ::read(fd, buf, sizeof buf - 1);
+        ::close(fd);
+        return n > 0 ? std::strtol(buf, nullptr, 10) : -1;
+    };
+    if (setting("/proc/sys/user/max_user_namespaces") == 0) return "user.max_user_namespaces is 0";
+    if (setting("/proc/sys/kernel/unprivileged_userns_clone") == 0) return "kernel.unprivileged_userns_clone is 0";
+    if (setting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+        return "kernel.apparmor_restrict_unprivileged_userns is 1";
+    return {};
 }
 
 pinned_path open_pinned(const std::string& path, std::string& why)

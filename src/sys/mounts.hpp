@@ -42,6 +42,11 @@ pinned_path open_pinned(const std::string& path, std::string& why);
 /// Opens `path` (absolute) without following any symbolic link on the way; -1 and errno on failure.
 int open_no_symlinks(const char* path) noexcept;
 
+/// Whether this kernel lets an unprivileged process make a user namespace, by its settings
+/// (user.max_user_namespaces, Debian's kernel.unprivileged_userns_clone, Ubuntu's
+/// kernel.apparmor_restrict_unprivileged_userns): an empty string, or why not.
+std::string unprivileged_user_namespaces();
+
 /// Attaches a copy of the mount of the pinned directory `fd` (not its submounts) at `target`,
 /// nosuid and nodev, read-only if asked (root only). Returns why not, or empty.
 std::string attach_clone(int fd, const std::filesystem::path& target, bool read_only);

@@ -6,6 +6,7 @@
 #include "driver_fixture.hpp"
 
 #include "drivers/driver_spec.hpp"
+#include "sys/mounts.hpp"
 #include "sys/syscall_rules.hpp"
 
 #include <boost/test/data/test_case.hpp>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -217,6 +219,53 @@ BOOST_DATA_TEST_CASE(are_seen_and_written_under_var_tmp_dev_shm_and_tmp, data::m
     }
 }
 
+// Landlock governs no chmod, chown, utimensat or extended attribute: a file and directories
+// the caller owns, inside a readable path and outside every path (at its host path, which
+// landlock shows), keep their modes and times whatever the command tries, while the same
+// calls work inside the writable path. Under a root caller the command's uid owns none of
+// them; an unprivileged caller's landlock command sees every mount read-only but its
+// writable paths; the other drivers show only the policy's paths, the readable ones read-only.
+BOOST_DATA_TEST_CASE(modes_and_times_outside_the_writable_paths_stay, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    shared_dir ro, rw, outside;
+    const auto file = ro.path / "data";
+    { std::ofstream(file) << "private\n"; }
+    ::chmod(file.c_str(), 0600);
+    ::chmod(outside.path.c_str(), 0700);
+    ::chmod(rw.path.c_str(), 0777);
+    struct stat file_before {}, ro_before {}, outside_before {};
+    BOOST_TEST_REQUIRE(::stat(file.c_str(), &file_before) == 0);
+    BOOST_TEST_REQUIRE(::stat(ro.path.c_str(), &ro_before) == 0);
+    BOOST_TEST_REQUIRE(::stat(outside.path.c_str(), &outside_before) == 0);
+    driver_env e(d);
+    e.policy = e.policy.with_readable_paths({ro.path}).with_writable_paths({rw.path});
+    std::string ro_inside, rw_inside;
+    for (const auto& m : mounts_for(e.policy, d))
+        (m.read_only() ? ro_inside : rw_inside) = m.container;
+    const auto r = e.sh("for t in \"$1/data\" \"$1\" \"$3\"; do "
+                        "chmod 777 \"$t\" 2>/dev/null && echo \"mode changed: $t\"; "
+                        "[ -e \"$t\" ] && touch -c -m -t 200001010000 \"$t\" 2>/dev/null && echo \"time changed: $t\"; done; "
+                        "echo x > \"$2/mine\" && chmod 640 \"$2/mine\" && touch -m -t 200001010000 \"$2/mine\" && "
+                        "echo inside=ok",
+                        {ro_inside, rw_inside, outside.path.string()});
+    BOOST_TEST_INFO(describe(r));
+    BOOST_TEST(r.out == "inside=ok\n", to_string(d));
+    auto same = [](const std::filesystem::path& p, const struct stat& before) {
+        struct stat now {};
+        return ::stat(p.c_str(), &now) == 0 && now.st_mode == before.st_mode && now.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+               now.st_mtim.tv_nsec == before.st_mtim.tv_nsec;
+    };
+    BOOST_TEST(same(file, file_before), to_string(d) << ": " << file);
+    BOOST_TEST(same(ro.path, ro_before), to_string(d) << ": " << ro.path);
+    BOOST_TEST(same(outside.path, outside_before), to_string(d) << ": " << outside.path);
+    struct stat mine {};
+    BOOST_TEST_REQUIRE(::stat((rw.path / "mine").c_str(), &mine) == 0);
+    BOOST_TEST((mine.st_mode & 07777) == 0640u);
+    BOOST_TEST(std::abs(mine.st_mtim.tv_sec - 946684800) <= 14 * 3600);  // 2000-01-01 00:00 in any time zone
+    BOOST_TEST(e.leftovers().empty(), join(e.leftovers()));
+}
+
 BOOST_AUTO_TEST_CASE(firejail_refuses_a_writable_path_an_unprivileged_caller_does_not_own)
 {
     SANDBOX_REQUIRE_DRIVER(driver::firejail);
@@ -241,17 +290,20 @@ BOOST_AUTO_TEST_SUITE_END()
 
 // Two runs at once cannot reach each other: a landlock command, which sees the host's file
 // system and /proc, tries to read another run's 0600 file through its work dir's host path,
-// to chmod that work dir, and to signal its command. Under a root caller each run has a uid
-// of its own and Landlock scopes signals; under an unprivileged caller both run as the
-// caller, which doc/isolation.md says (this suite runs for the root caller only).
+// to chmod that work dir, and to signal its command. Landlock refuses the read and scopes
+// signals; the chmod fails under a root caller because each run has a uid of its own, under
+// an unprivileged one (both runs are the caller's) because the landlock command sees every
+// mount read-only but its own writable paths.
 BOOST_AUTO_TEST_SUITE(runs_apart)
 
 BOOST_DATA_TEST_CASE(a_landlock_command_cannot_read_chmod_or_signal_another_run, data::make(isolating_drivers), d)
 {
     SANDBOX_REQUIRE_DRIVER(d);
     SANDBOX_REQUIRE_DRIVER(driver::landlock);
-    if (::geteuid() != 0) {
-        BOOST_TEST_MESSAGE("NOTE: unprivileged caller: both runs are the caller's (doc/isolation.md)");
+    if (const auto why = detail::unprivileged_user_namespaces(); ::geteuid() != 0 && !why.empty()) {
+        BOOST_TEST_MESSAGE("NOTE: unprivileged caller without user namespaces (" << why
+                                                                                << "): both runs are the caller's, "
+                                                                                   "and landlock gets no read-only view");
         return;
     }
     driver_env victim(d);
