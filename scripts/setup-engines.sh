@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install, start and verify the sandbox engines the isolating drivers use:
 # bubblewrap, firejail, docker (dockerd) and podman (+ runc), plus a tiny local
-# image "sandbox-test/busybox:latest" for docker and podman (no registry is reachable).
+# image "sandbox-test/busybox:latest" for docker and podman (no registry is reachable), and
+# "sandbox-test/debian:12", Debian's minimal base made with debootstrap, into which the
+# package test installs the .deb.
 #
 # Idempotent and quiet: re-running only does what is missing. Prints one
 # "<engine>: ready" line per engine; exits non-zero naming the engine that fails.
@@ -9,6 +11,7 @@
 #
 # Environment:
 #   SANDBOX_TEST_IMAGE   image name (default sandbox-test/busybox:latest)
+#   SANDBOX_TEST_DEBIAN_IMAGE  the Debian image's name (default sandbox-test/debian:12)
 #   DOCKERD_LOG          dockerd log file (default /var/log/dockerd.log)
 #   DOCKER_WAIT_SECONDS  how long to wait for dockerd (default 30)
 set -euo pipefail
@@ -18,7 +21,7 @@ DOCKERD_LOG="${DOCKERD_LOG:-/var/log/dockerd.log}"
 DOCKER_WAIT_SECONDS="${DOCKER_WAIT_SECONDS:-30}"
 PODMAN_CONF=/etc/containers/containers.conf
 # buildah: the orphan tests make a container in podman's storage only with it.
-PACKAGES=(bubblewrap firejail docker.io podman runc buildah busybox-static uidmap iproute2)
+PACKAGES=(bubblewrap firejail docker.io podman runc buildah busybox-static uidmap iproute2 debootstrap)
 
 export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${PATH:-}"
 
@@ -163,6 +166,21 @@ if ! "$PODMAN" image exists "$IMAGE" 2>/dev/null; then
     # shellcheck disable=SC2016 # expanded by the inner sh
     quiet "podman import" sh -c 'tar -C "$1" -c . | "$2" import -c "ENV PATH=/bin" - "$3"' _ "$rootfs" "$PODMAN" "$IMAGE"
 fi
+
+# ---------------------------------------------------------------- a fresh Debian
+# The package test installs the .deb into this: Debian 12's minimal base, from the mirror apt
+# uses here, made by debootstrap once (about a minute).
+DEBIAN_IMAGE="${SANDBOX_TEST_DEBIAN_IMAGE:-sandbox-test/debian:12}"
+if ! "$DOCKER" image inspect "$DEBIAN_IMAGE" >/dev/null 2>&1; then
+    mirror="$(sed -n 's/^URIs: *\(http[^ ]*\/debian\)\/*$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)"
+    [ -n "$mirror" ] || mirror="$(awk '$1 == "deb" && $2 ~ /\/debian\/?$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)"
+    debian_root="$(mktemp -d /tmp/sandbox-debian.XXXXXX)"
+    quiet "debootstrap" timeout 900 debootstrap --variant=minbase bookworm "$debian_root" "${mirror:-http://deb.debian.org/debian}"
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    quiet "docker import $DEBIAN_IMAGE" timeout 300 sh -c 'tar -C "$1" -c . | "$2" import - "$3"' _ "$debian_root" "$DOCKER" "$DEBIAN_IMAGE"
+    rm -rf -- "$debian_root"
+fi
+echo "debian: ready (image $DEBIAN_IMAGE)"
 
 # ---------------------------------------------------------------- verify
 # verify ENGINE EXPECTED_OUTPUT CMD...: run CMD once, die naming ENGINE unless it exits 0

@@ -2,7 +2,8 @@
 # Builds the .deb with `cpack -G DEB` from a built tree, then checks what it holds, its
 # control fields, and that what it installs works from an extracted copy: sandbox-run runs,
 # its manual page renders, its bash completion completes, the pkg-config file links a
-# program, the CMake package files are there.
+# program, the CMake package files are there; then installs it into a fresh Debian 12
+# container (package_deb_container.sh).
 # Usage: package_deb.sh BUILD_DIR VERSION PREFIX BINDIR LIBDIR LIBEXECDIR INCLUDEDIR DATADIR MANDIR
 # (the install directories relative to PREFIX, as GNUInstallDirs gives them).
 set -euo pipefail
@@ -104,4 +105,7 @@ g++ -std=c++20 -o "$tmp/consumer" "$tools/../cmake_consumer/main.cpp" $flags ||
     fail "building against sandbox.pc failed (flags: $flags)"
 "$tmp/consumer" || fail "the program built with sandbox.pc failed"
 echo "pkg-config: $flags"
+
+# Installed with apt into a fresh Debian 12 container, where a consumer builds against it.
+"$tools/package_deb_container.sh" "$deb" "$tools/../.." "$version"
 echo "package_deb: all checks pass"
