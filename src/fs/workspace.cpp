@@ -29,7 +29,7 @@ using boost::system::error_code;
 
 // The message as std::system_error wrote it before: what, then the code's text.
 system_error failure(error_code ec, const std::string& what) { return {ec, what + ": " + ec.message()}; }
-namespace errc = boost::system::errc;
+namespace sys_errc = boost::system::errc;  // not sandbox::errc, which clang would find too
 
 error_code os_code(int err) { return {err, boost::system::system_category()}; }
 
@@ -159,7 +159,7 @@ void require_regular(int fd, const char* op, std::string_view path)
     if (::fstat(fd, &st) != 0) throw os_error(errno, op, path);
     if (S_ISDIR(st.st_mode)) throw os_error(EISDIR, op, path);
     if (!S_ISREG(st.st_mode))
-        throw failure(errc::make_error_code(errc::invalid_argument), std::string("workspace: ") + op + " " + quote_path(path) + ": not a regular file");
+        throw failure(sys_errc::make_error_code(sys_errc::invalid_argument), std::string("workspace: ") + op + " " + quote_path(path) + ": not a regular file");
 }
 
 // Reads until EOF or `cap` bytes, asking the kernel for never more than `cap` in total.
@@ -233,7 +233,7 @@ workspace::workspace(std::filesystem::path root)
 std::string workspace::fence(std::string_view path) const
 {
     if (path.find('\0') != std::string_view::npos)
-        throw refusal(errc::make_error_code(errc::invalid_argument), path, "it contains a NUL byte");
+        throw refusal(sys_errc::make_error_code(sys_errc::invalid_argument), path, "it contains a NUL byte");
 
     auto parts = components(path);
     if (!alias_.empty() && !path.empty() && path.front() == '/') {
@@ -249,7 +249,7 @@ std::string workspace::fence(std::string_view path) const
         if (part != "..") {
             kept.push_back(part);
         } else if (kept.empty()) {
-            throw refusal(errc::make_error_code(errc::permission_denied), path,
+            throw refusal(sys_errc::make_error_code(sys_errc::permission_denied), path,
                           "it leaves the workspace root " + root_.string());
         } else {
             kept.pop_back();
@@ -389,7 +389,7 @@ void workspace::remove(std::string_view path)
 {
     const auto rel = fence(path);
     if (rel == ".")
-        throw refusal(errc::make_error_code(errc::permission_denied), path,
+        throw refusal(sys_errc::make_error_code(sys_errc::permission_denied), path,
                       "the workspace root " + root_.string() + " cannot be removed");
     const auto [parent_rel, name] = split_parent(rel);
     const auto parent = open_beneath("remove", path, parent_rel, O_PATH | O_DIRECTORY);
