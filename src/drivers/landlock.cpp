@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // landlock: the command runs on the host, in a private work dir, confined by the kernel
-// without namespaces (but, for an unprivileged caller, a read-only view: see below). A Landlock ruleset made here lets it read and execute the system's
-// directories and the readable paths, and write only its work dir (with the TMPDIR inside)
-// and the writable paths; sandbox-landlock-exec, started with the ruleset and a seccomp
+// without namespaces (but for an unprivileged caller's read-only view, below). A Landlock
+// ruleset made here lets it read and execute the system's directories and the readable
+// paths, and write only its work dir (with the TMPDIR inside) and the writable paths;
+// sandbox-landlock-exec, started with the ruleset and a seccomp
 // program as descriptors 3 and 4, joins the cgroups, drops to the command's user, enforces
 // both and executes the command. Paths keep their host names; host processes stay visible
 // but out of reach of signals and ptrace.

@@ -140,15 +140,26 @@ void default_signals()
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
+// Writes `text` to `file` in one write (cgroup.procs, /proc/self's maps); false with errno
+// on failure.
+bool write_file(const char* file, const char* text)
+{
+    const int fd = ::open(file, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const auto n = static_cast<ssize_t>(std::strlen(text));
+    const bool ok = ::write(fd, text, static_cast<std::size_t>(n)) == n;
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return ok;
+}
+
 void join_cgroups(const std::vector<std::string>& procs, int reply)
 {
     char pid[24];
-    const int n = std::snprintf(pid, sizeof pid, "%ld\n", static_cast<long>(::syscall(SYS_getpid)));
-    for (const auto& p : procs) {
-        const int fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || ::write(fd, pid, static_cast<std::size_t>(n)) != n) child_fail(reply, wire::step::cgroup, errno, p.c_str());
-        ::close(fd);
-    }
+    std::snprintf(pid, sizeof pid, "%ld\n", static_cast<long>(::syscall(SYS_getpid)));
+    for (const auto& p : procs)
+        if (!write_file(p.c_str(), pid)) child_fail(reply, wire::step::cgroup, errno, p.c_str());
 }
 
 void set_limits(const sandbox::detail::confinement& c, int reply)
@@ -245,19 +256,6 @@ void mount_steps(const sandbox::detail::confinement& c, int reply)
     }
 }
 
-// Writes `text` to a file of /proc/self; false with errno on failure.
-bool write_self(const char* file, const char* text)
-{
-    const int fd = ::open(file, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    const auto n = static_cast<ssize_t>(std::strlen(text));
-    const bool ok = ::write(fd, text, static_cast<std::size_t>(n)) == n;
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    return ok;
-}
-
 // The writable trees are cloned first (from this namespace: a descriptor of the old one
 // cannot be cloned), then every mount is made read-only and the clones go back on top, the
 // shorter paths first, so a writable path inside another lands on the outer one's clone.
@@ -268,11 +266,11 @@ void read_only_view(const sandbox::detail::confinement& c, int reply)
     if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
         child_fail(reply, wire::step::mounts, errno, "unshare(CLONE_NEWUSER | CLONE_NEWNS), for a read-only view");
     char map[64];
-    if (!write_self("/proc/self/setgroups", "deny")) child_fail(reply, wire::step::mounts, errno, "/proc/self/setgroups");
+    if (!write_file("/proc/self/setgroups", "deny")) child_fail(reply, wire::step::mounts, errno, "/proc/self/setgroups");
     std::snprintf(map, sizeof map, "%u %u 1", uid, uid);
-    if (!write_self("/proc/self/uid_map", map)) child_fail(reply, wire::step::mounts, errno, "/proc/self/uid_map");
+    if (!write_file("/proc/self/uid_map", map)) child_fail(reply, wire::step::mounts, errno, "/proc/self/uid_map");
     std::snprintf(map, sizeof map, "%u %u 1", gid, gid);
-    if (!write_self("/proc/self/gid_map", map)) child_fail(reply, wire::step::mounts, errno, "/proc/self/gid_map");
+    if (!write_file("/proc/self/gid_map", map)) child_fail(reply, wire::step::mounts, errno, "/proc/self/gid_map");
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
         child_fail(reply, wire::step::mounts, errno, "private propagation");
     std::vector<int> trees;
