@@ -70,13 +70,15 @@ std::string labels_of_ours(driver d)
 }
 
 // What podman's database and storage say of `name`: "Created", "Storage" (storage only), or
-// "" (nothing).
+// "" (nothing). Matched here, not with --filter: podman 4.3 lists every storage-only container
+// whatever the name filter says.
 std::string podman_state(const std::string& name)
 {
-    auto out = host_output("'" + engine_of(driver::podman) + "' ps -a --external --filter 'name=^" + name +
-                           "$' --format '{{.State}}' 2>/dev/null");
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
+    const auto out = host_output("'" + engine_of(driver::podman) +
+                                 "' ps -a --external --format '{{.Names}} {{.State}}' 2>/dev/null");
+    for (const auto& line : split_lines(out))
+        if (line.starts_with(name + " ")) return line.substr(name.size() + 1);
+    return {};
 }
 
 // A container left in podman's storage only: its client SIGKILLed after the storage was made
