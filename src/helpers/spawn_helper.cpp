@@ -581,7 +581,9 @@ int await_command(bool report)
                   static_cast<long long>(ru.ru_stime.tv_sec) * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss);
     (void)write_all(2, prefix + "\n");
     (void)write_all(1, prefix + tail);
-    return 0;
+    // The tool passes this on as its own end: what the library reads when the end lines are
+    // not enough (a SIGKILL, which may be the memory limit's, is told by the tool's cgroup).
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
 // The library's process is gone if the helper's parent is no longer it: its socket closes

@@ -85,6 +85,36 @@ BOOST_DATA_TEST_CASE(the_clock_starts_at_the_hand_off_and_a_timeout_ends_the_com
     BOOST_TEST(eventually([&] { return e.leftovers().empty(); }, 30s), join(e.leftovers()));
 }
 
+// The memory limit's kill reads as on a cold launch: exit 137, SIGKILL, oom_killed. Where the
+// stub reports the command's end (containers, firejail), its end lines say SIGKILL and the
+// tool's own end and cgroup say the rest.
+BOOST_DATA_TEST_CASE(an_out_of_memory_kill_reads_as_on_a_cold_launch, data::make(isolating_drivers), d)
+{
+    SANDBOX_REQUIRE_DRIVER(d);
+    if (!is_container(d) && !cgroups_usable_here()) {
+        BOOST_TEST_MESSAGE("NOTE: " << to_string(d) << " has no memory cgroup for this caller here: no OOM kill to tell");
+        return;
+    }
+    driver_env e(d);
+    e.policy = e.policy.with_memory("64M");
+    auto r = e.runner();
+    prewarm(*r, 1);
+    auto res = run_opts(*r, {"sh", "-c", "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo survived"});
+    BOOST_TEST_INFO(describe(res));
+    BOOST_TEST(res.warm);
+    BOOST_TEST(res.exit_code == 137);
+    BOOST_TEST(res.term_signal == SIGKILL);
+    BOOST_TEST(res.oom_killed);
+    BOOST_TEST(res.out.find("survived") == std::string::npos);
+    prewarm(*r, 1);
+    auto ok = run_opts(*r, {"sh", "-c", "exit 3"});
+    BOOST_TEST(ok.warm);
+    BOOST_TEST(ok.exit_code == 3, describe(ok));
+    BOOST_TEST(!ok.oom_killed);
+    r.reset();
+    BOOST_TEST(eventually([&] { return e.leftovers().empty(); }, 30s), join(e.leftovers()));
+}
+
 // A sandbox serves one execution: the next never sees its files, processes or environment.
 BOOST_DATA_TEST_CASE(nothing_of_one_execution_reaches_the_next, data::make(isolating_drivers), d)
 {
