@@ -113,7 +113,9 @@ public:
 
     /// Starts `count` sandboxes of this runner's policy ahead of time and keeps that many
     /// ready: each execution takes one (used once, never reused) and another is started in
-    /// the background, off the io threads. Completes, on the calling coroutine's executor,
+    /// the background, off the io threads, once that execution completes or has run 10 ms
+    /// (a short command does not share the machine with the next sandbox's start; an
+    /// execution that finds none ready starts what is owed at once). Completes, on the calling coroutine's executor,
     /// once `count` are ready; throws launch_error when one cannot start (as the launch of an
     /// execution would). An execution that finds none ready launches as it would without
     /// (exec_result::warm says which); one with exec_options::stdin_fd always does. The

@@ -231,13 +231,13 @@ command_user user(const driver_options&, bool) { return {sandbox_uid(), sandbox_
 
 constinit const driver_spec docker_driver{
     .id = driver::docker, .tool = "docker", .binary_variable = "DOCKER_BIN", .isolating = true, .container = true,
-    .dynamic_user = true, .makes_tmpfs = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
+    .dynamic_user = true, .makes_tmpfs = true, .slow_shutdown = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
     .command_line = command_line, .check_result = check_result, .start_failure = start_failure,
     .report_prefixes = {"docker: ", "[FATAL tini ("}};
 
 constinit const driver_spec podman_driver{
     .id = driver::podman, .tool = "podman", .binary_variable = "PODMAN_BIN", .isolating = true, .container = true,
-    .dynamic_user = true, .makes_tmpfs = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
+    .dynamic_user = true, .makes_tmpfs = true, .slow_shutdown = true, .caps = caps, .on_create = sweep, .plan = isolated_plan, .user = user, .prepare = prepare,
     .command_line = command_line, .check_result = check_result, .start_failure = start_failure,
     .report_prefixes = {"Error: ", "[FATAL tini ("}};
 

@@ -37,7 +37,7 @@ struct warm_setup {
     std::filesystem::path work_dir;  ///< on the host (out)
     std::string inside_work;  ///< where commands start as the sandbox sees it ("" : where the stub starts) (out)
     env_list env;             ///< the sandbox's environment, before an execution's additions (out)
-    bool report = false;      ///< the stub reports the command's end (containers: their teardown is slow) (out)
+    bool report = false;      ///< the stub reports the command's end (driver_spec::slow_shutdown) (out)
 };
 
 /// What a driver's steps see of the runner that calls them.
@@ -78,6 +78,10 @@ struct driver_spec {
     /// The command runs in the host's mount namespace: nothing can be mounted for it alone
     /// (no idmapped writable paths; a disk limit is a tmpfs over the work dir, by a root caller).
     bool host_mount_namespace = false;
+    /// Its tool takes long to end after its command (an engine's teardown; firejail's 100 ms
+    /// grace for what the command left running): a sandbox started ahead reports the
+    /// command's end itself, and the tool ends in the background (warm_setup::report).
+    bool slow_shutdown = false;
 
     capabilities (*caps)(const driver_context&) = nullptr;
     /// Once per runner, before its first run: sweeps what dead runs left behind.

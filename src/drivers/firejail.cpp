@@ -303,7 +303,7 @@ command_user user(const driver_options& options, bool root)
 
 constinit const driver_spec firejail_driver{
     .id = driver::firejail, .tool = "firejail", .binary_variable = "FIREJAIL_BIN", .isolating = true,
-    .host_paths = true, .runs_unprivileged = true, .caps = caps,
+    .host_paths = true, .runs_unprivileged = true, .slow_shutdown = true, .caps = caps,
     .on_create = [](const driver_context&) { sweep_dead_runs_once(); }, .plan = isolated_plan, .user = user,
     .prepare = prepare, .command_line = command_line, .check_result = check_result, .start_failure = start_failure,
     .report_prefixes = {"Error: ", "/bin/sh: 1: ", "env: '"}};

@@ -340,13 +340,13 @@ launch_plan isolated_plan(const driver_context& ctx, std::vector<std::string> ar
     if (ctx.warm) {
         // The command comes later, through the stub's stdin.
         args = {ctx.spec.host_paths ? s.warm_stub : std::string(warm_stub_inside), "--await"};
-        if (ctx.spec.container) args.push_back("--report");
+        if (ctx.spec.slow_shutdown) args.push_back("--report");
         ctx.warm->work_dir = s.work_dir;
         ctx.warm->inside_work = ctx.spec.container || !ctx.spec.host_paths ? std::string("/work")
                                 : ctx.spec.host_mount_namespace       ? s.work_dir.string()
                                                                       : std::string();
         ctx.warm->env = s.env;
-        ctx.warm->report = ctx.spec.container;
+        ctx.warm->report = ctx.spec.slow_shutdown;
     }
     if (!o.cwd.empty()) s.cwd = fenced_cwd(s.work_dir, o.cwd, ctx.spec.tool);
     if (const auto wall = wall_timeout(ctx.policy, o); ctx.spec.container && wall && !ctx.warm) {

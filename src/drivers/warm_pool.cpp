@@ -154,7 +154,8 @@ void discard(warm_sandbox w) noexcept
 
 namespace {
 
-// One thread for the whole process that drops what pools kept unused past their idle time.
+// One thread for the whole process that drops what pools kept unused past their idle time
+// and starts the replacements whose delay has passed.
 class janitor {
 public:
     static janitor& instance()
@@ -177,20 +178,32 @@ public:
         }
     }
 
+    // A replacement is due at `when`: look then rather than at the next second.
+    void wake_by(clock::time_point when)
+    {
+        {
+            std::lock_guard lock(mutex_);
+            if (when >= next_) return;
+            next_ = when;
+        }
+        wake_.notify_one();
+    }
+
 private:
     void run()
     {
         std::unique_lock lock(mutex_);
         while (!pools_.empty()) {
-            lock.unlock();
-            std::this_thread::sleep_for(std::chrono::seconds(1));
-            lock.lock();
+            wake_.wait_until(lock, next_);
             const auto now = clock::now();
+            if (now < next_) continue;  // woken early: a nearer replacement is due
+            next_ = now + std::chrono::seconds(1);
             for (auto it = pools_.begin(); it != pools_.end();) {
                 if (auto p = it->lock()) {
                     lock.unlock();
-                    p->expire(now);
+                    const auto due = p->expire(now);
                     lock.lock();
+                    next_ = std::min(next_, due);
                     ++it;
                 } else {
                     it = pools_.erase(it);
@@ -201,7 +214,9 @@ private:
     }
 
     std::mutex mutex_;
+    std::condition_variable wake_;
     std::list<std::weak_ptr<warm_pool>> pools_;
+    clock::time_point next_ = clock::now() + std::chrono::seconds(1);
     bool running_ = false;
 };
 
@@ -232,6 +247,7 @@ void warm_pool::fill(std::size_t count, std::chrono::seconds idle, std::function
         std::unique_lock lock(mutex_);
         closed_ = false;
         failed_ = false;
+        forget_owed();  // asked for now: what is missing starts now
         target_ = count;
         idle_ = idle;
         last_use_ = clock::now();
@@ -257,7 +273,7 @@ void warm_pool::fill(std::size_t count, std::chrono::seconds idle, std::function
 void warm_pool::start_missing(std::unique_lock<std::mutex>& lock)
 {
     std::size_t n = 0;
-    while (!closed_ && !failed_ && ready_.size() + starting_ < target_) {
+    while (!closed_ && !failed_ && ready_.size() + starting_ + owed_.size() < target_) {
         ++starting_;
         ++n;
     }
@@ -296,14 +312,29 @@ void warm_pool::started_one(std::optional<warm_sandbox> w, std::exception_ptr er
     for (auto& d : done) d(error);
 }
 
+// Held by the execution a sandbox went to (started_sandbox::on_end): its end repays the ticket.
+struct warm_pool::refill_owed {
+    refill_owed(std::weak_ptr<warm_pool> p, std::shared_ptr<bool> t) : pool(std::move(p)), ticket(std::move(t)) {}
+    refill_owed(const refill_owed&) = delete;
+    refill_owed& operator=(const refill_owed&) = delete;
+    ~refill_owed()
+    {
+        if (auto p = pool.lock()) p->repay(ticket);
+    }
+
+    std::weak_ptr<warm_pool> pool;
+    std::shared_ptr<bool> ticket;
+};
+
 std::optional<warm_sandbox> warm_pool::take()
 {
     std::vector<warm_sandbox> gone;
     std::optional<warm_sandbox> out;
+    const auto now = clock::now();
     {
         std::unique_lock lock(mutex_);
         if (closed_) return std::nullopt;
-        last_use_ = clock::now();
+        last_use_ = now;
         while (!ready_.empty() && !out) {
             auto w = std::move(ready_.front());
             ready_.pop_front();
@@ -311,10 +342,33 @@ std::optional<warm_sandbox> warm_pool::take()
             if (w.started->child.exited()) gone.push_back(std::move(w));
             else out = std::move(w);
         }
+        if (out) {
+            auto ticket = std::make_shared<bool>(false);
+            owed_.emplace_back(ticket, now + refill_delay_);
+            out->started->on_end = std::make_shared<refill_owed>(weak_from_this(), std::move(ticket));
+        } else {
+            forget_owed();  // more asked for than is ready: no replacement waits
+        }
         start_missing(lock);
     }
+    if (out) janitor::instance().wake_by(now + refill_delay_);
     discard_later(std::move(gone));
     return out;
+}
+
+void warm_pool::repay(const std::shared_ptr<bool>& ticket)
+{
+    std::unique_lock lock(mutex_);
+    if (*ticket) return;
+    *ticket = true;
+    std::erase_if(owed_, [&](const auto& o) { return o.first == ticket; });
+    start_missing(lock);
+}
+
+void warm_pool::forget_owed()
+{
+    for (auto& o : owed_) *o.first = true;
+    owed_.clear();
 }
 
 void warm_pool::close()
@@ -325,6 +379,7 @@ void warm_pool::close()
         std::lock_guard lock(mutex_);
         closed_ = true;
         target_ = 0;
+        forget_owed();
         for (auto& w : ready_) gone.push_back(std::move(w));
         ready_.clear();
         done = std::move(waiting_);
@@ -341,17 +396,28 @@ std::size_t warm_pool::ready() const
     return ready_.size();
 }
 
-void warm_pool::expire(clock::time_point now)
+clock::time_point warm_pool::expire(clock::time_point now)
 {
     std::vector<warm_sandbox> gone;
+    auto next = clock::time_point::max();
     {
-        std::lock_guard lock(mutex_);
-        if (ready_.empty() || now - last_use_ < idle_) return;
+        std::unique_lock lock(mutex_);
+        bool due = false;
+        for (auto& o : owed_)
+            if (o.second <= now) *o.first = due = true;
+        if (due) {
+            std::erase_if(owed_, [](const auto& o) { return *o.first; });
+            start_missing(lock);
+        }
+        for (const auto& o : owed_) next = std::min(next, o.second);
+        if (ready_.empty() || now - last_use_ < idle_) return next;
         target_ = 0;  // until the next fill()
+        forget_owed();
         for (auto& w : ready_) gone.push_back(std::move(w));
         ready_.clear();
     }
     discard_later(std::move(gone));
+    return clock::time_point::max();
 }
 
 }  // namespace sandbox::detail

@@ -51,7 +51,13 @@ class warm_pool : public std::enable_shared_from_this<warm_pool> {
 public:
     using starter = std::function<warm_sandbox()>;
 
-    explicit warm_pool(starter start) : start_(std::move(start)) {}
+    /// How long a taken sandbox's replacement waits at most for its execution to complete.
+    static constexpr std::chrono::milliseconds default_refill_delay{10};
+
+    explicit warm_pool(starter start, std::chrono::milliseconds refill_delay = default_refill_delay)
+        : start_(std::move(start)), refill_delay_(refill_delay)
+    {
+    }
     ~warm_pool();
 
     /// Keeps `count` sandboxes ready, starting what is missing in the background; `done` is
@@ -60,7 +66,11 @@ public:
     /// ready ones go.
     void fill(std::size_t count, std::chrono::seconds idle, std::function<void(std::exception_ptr)> done);
 
-    /// A ready sandbox, if there is one (never blocks); another is started in its place.
+    /// A ready sandbox, if there is one (never blocks). Its replacement starts when the
+    /// execution that took it completes (its started_sandbox::on_end is let go of), or the
+    /// refill delay after the take, whichever comes first: a short command does not share
+    /// the machine with the next sandbox's start. Finding none ready starts every
+    /// replacement still owed at once.
     std::optional<warm_sandbox> take();
 
     /// Ends every ready sandbox and stops refilling (in the background).
@@ -69,14 +79,22 @@ public:
     /// How many are ready now (for tests and benchmarks).
     std::size_t ready() const;
 
-    /// Drops what has waited longer than the idle time; called by the pools' janitor thread.
-    void expire(std::chrono::steady_clock::time_point now);
+    /// Drops what has waited longer than the idle time and starts the replacements whose
+    /// delay has passed; called by the pools' janitor thread. Returns when it next has a
+    /// replacement due (max() for none).
+    std::chrono::steady_clock::time_point expire(std::chrono::steady_clock::time_point now);
 
 private:
+    struct refill_owed;
+    friend struct refill_owed;
+
     void start_missing(std::unique_lock<std::mutex>& lock);
     void started_one(std::optional<warm_sandbox> w, std::exception_ptr error);
+    void repay(const std::shared_ptr<bool>& ticket);
+    void forget_owed();  // under the lock
 
     starter start_;
+    std::chrono::milliseconds refill_delay_;
     mutable std::mutex mutex_;
     std::deque<warm_sandbox> ready_;
     std::size_t target_ = 0;
@@ -86,6 +104,9 @@ private:
     bool closed_ = false;
     bool failed_ = false;
     std::vector<std::function<void(std::exception_ptr)>> waiting_;  // fill()'s completions
+    /// Taken sandboxes whose replacement has not started yet: each a ticket (set once repaid)
+    /// and when it is due at the latest.
+    std::deque<std::pair<std::shared_ptr<bool>, std::chrono::steady_clock::time_point>> owed_;
 };
 
 }  // namespace sandbox::detail

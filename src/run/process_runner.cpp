@@ -480,6 +480,7 @@ private:
             }
         }
         release_held(ep, result);
+        if (plan_.started) plan_.started->on_end.reset();
         result.warm = warm_;
         finished_ = true;
         completed_ = true;

@@ -41,6 +41,9 @@ struct started_sandbox {
     /// usage those lines carry, and the tool's own end (a container's teardown) and the
     /// cleanup follow in the background. Empty: the tool's exit is the command's.
     std::string end_token;
+    /// Let go of when the execution completes (or is dropped): the pool that lent the sandbox
+    /// starts its replacement then, so the next sandbox's start does not slow this command's.
+    std::shared_ptr<void> on_end;
 };
 
 /// What a driver hands the process runner: the real command line and how to clean up.
