@@ -2,7 +2,7 @@
 # Fuzzes every target in test/fuzz with clang's libFuzzer (ASan+UBSan), FUZZ_SECONDS each
 # (default 60) of wall-clock time, FUZZ_JOBS targets at a time (default: all at once, so the
 # whole run takes about FUZZ_SECONDS however many targets there are; they share the cores).
-# Usage: scripts/fuzz.sh [target...]
+# Usage: scripts/fuzz.sh [target...]   (FUZZ_BUILD_ONLY=1: build the targets, run none)
 # Each run starts from a copy of the target's seed corpus and regressions in
 # build-fuzz/corpus/<target> (the repository is never written to); crash inputs go to
 # build-fuzz/artifacts/<target>/. Exits non-zero when a target crashed.
@@ -30,6 +30,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -D
     -DSANDBOX_INSTALL=OFF -DSANDBOX_BUILD_DOCS=OFF -DSANDBOX_ENABLE_SANITIZERS=OFF -DSANDBOX_ENABLE_TSAN=OFF \
     "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$build_jobs" --target "${targets[@]/#/fuzz_}"
+if [ "${FUZZ_BUILD_ONLY:-0}" = 1 ]; then exit 0; fi
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
