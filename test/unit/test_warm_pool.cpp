@@ -68,21 +68,26 @@ warm_sandbox sleeping_sandbox(starts& s)
     return w;
 }
 
-// The records are shared with the pool's threads, which may still be leaving a start as a
-// test ends.
-std::shared_ptr<warm_pool> filled_pool(const std::shared_ptr<starts>& shared, std::chrono::milliseconds refill_delay)
-{
-    auto& s = *shared;
-    auto pool = std::make_shared<warm_pool>([shared] { return sleeping_sandbox(*shared); }, refill_delay);
-    std::promise<void> ready;
-    pool->fill(1, 60s, [&ready](std::exception_ptr e) {
-        if (e) ready.set_exception(e);
-        else ready.set_value();
-    });
-    BOOST_REQUIRE(ready.get_future().wait_for(30s) == std::future_status::ready);
-    BOOST_REQUIRE(s.count() == 1u);
-    return pool;
-}
+// A pool kept at one sandbox, closed at the end of the test. The records are shared with the
+// pool's threads, which may still be leaving a start as a test ends.
+struct pool_of_one {
+    explicit pool_of_one(std::chrono::milliseconds refill_delay)
+    {
+        pool = std::make_shared<warm_pool>([r = records] { return sleeping_sandbox(*r); }, refill_delay);
+        std::promise<void> ready;
+        pool->fill(1, 60s, [&ready](std::exception_ptr e) {
+            if (e) ready.set_exception(e);
+            else ready.set_value();
+        });
+        BOOST_REQUIRE(ready.get_future().wait_for(30s) == std::future_status::ready);
+        BOOST_REQUIRE(s.count() == 1u);
+    }
+    ~pool_of_one() { pool->close(); }
+
+    std::shared_ptr<starts> records = std::make_shared<starts>();
+    starts& s = *records;
+    std::shared_ptr<warm_pool> pool;
+};
 
 }  // namespace
 
@@ -90,61 +95,57 @@ BOOST_AUTO_TEST_SUITE(warm_pool_refill)
 
 BOOST_AUTO_TEST_CASE(nothing_replaces_a_taken_sandbox_while_its_execution_runs_within_the_delay)
 {
-    auto records = std::make_shared<starts>();
-    auto& s = *records;
-    auto pool = filled_pool(records, std::chrono::hours(1));
+    pool_of_one p(std::chrono::hours(1));
+    auto& s = p.s;
+    auto& pool = p.pool;
     auto w = pool->take();
     BOOST_REQUIRE(w);
     std::this_thread::sleep_for(300ms);
     BOOST_TEST(s.count() == 1u);
-    pool->close();
 }
 
 BOOST_AUTO_TEST_CASE(the_replacement_starts_when_the_execution_completes)
 {
-    auto records = std::make_shared<starts>();
-    auto& s = *records;
-    auto pool = filled_pool(records, std::chrono::hours(1));
+    pool_of_one p(std::chrono::hours(1));
+    auto& s = p.s;
+    auto& pool = p.pool;
     auto w = pool->take();
     BOOST_REQUIRE(w);
     BOOST_TEST(s.count() == 1u);
     w->started->on_end.reset();  // what the process runner does as it completes
     BOOST_TEST(s.reach(2));
     BOOST_TEST(pool->ready() <= 1u);
-    pool->close();
 }
 
 BOOST_AUTO_TEST_CASE(the_replacement_starts_after_the_delay_while_a_long_execution_runs)
 {
-    auto records = std::make_shared<starts>();
-    auto& s = *records;
-    auto pool = filled_pool(records, warm_pool::default_refill_delay);
+    pool_of_one p(warm_pool::default_refill_delay);
+    auto& s = p.s;
+    auto& pool = p.pool;
     const auto taken = clock_type::now();
     auto w = pool->take();
     BOOST_REQUIRE(w);
     BOOST_TEST(s.reach(2));
     BOOST_TEST((s.last() - taken >= warm_pool::default_refill_delay));
-    pool->close();
 }
 
 BOOST_AUTO_TEST_CASE(an_execution_that_finds_none_ready_starts_the_owed_replacement_at_once)
 {
-    auto records = std::make_shared<starts>();
-    auto& s = *records;
-    auto pool = filled_pool(records, std::chrono::hours(1));
+    pool_of_one p(std::chrono::hours(1));
+    auto& s = p.s;
+    auto& pool = p.pool;
     auto first = pool->take();
     BOOST_REQUIRE(first);
     auto second = pool->take();
     BOOST_TEST(!second);  // it launches cold, and the pool catches up
     BOOST_TEST(s.reach(2));
-    pool->close();
 }
 
 BOOST_AUTO_TEST_CASE(a_replacement_is_started_once_whatever_comes_first)
 {
-    auto records = std::make_shared<starts>();
-    auto& s = *records;
-    auto pool = filled_pool(records, 20ms);
+    pool_of_one p(20ms);
+    auto& s = p.s;
+    auto& pool = p.pool;
     auto w = pool->take();
     BOOST_REQUIRE(w);
     BOOST_TEST(s.reach(2));
@@ -152,7 +153,6 @@ BOOST_AUTO_TEST_CASE(a_replacement_is_started_once_whatever_comes_first)
     std::this_thread::sleep_for(300ms);
     BOOST_TEST(s.count() == 2u);
     BOOST_TEST(pool->ready() == 1u);
-    pool->close();
 }
 
 BOOST_AUTO_TEST_SUITE_END()
